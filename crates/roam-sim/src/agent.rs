@@ -1,0 +1,105 @@
+//! Agents: the transport endpoints and traffic sources that live on simulated hosts.
+//!
+//! An agent is bound to one host and one port. The simulator calls it when it starts, when a
+//! datagram arrives for its port, and when its timer expires; the agent answers by sending
+//! datagrams through [`NetCtx`]. Protocol agents wrap a sans-IO engine from `roam-proto` and
+//! hand it the datagram bytes exactly as they crossed the simulated links.
+
+use roam_proto::Time;
+
+/// Index of a simulated host's network interface, local to that host (0, 1, … in the order
+/// the scenario attaches links to the host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct IfaceIdx(pub u8);
+
+/// A simulated interface address (one per host interface; routers' interfaces have none that
+/// agents use).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Addr(pub u32);
+
+/// An address plus a port: where a datagram goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SockAddr {
+    /// Interface address.
+    pub addr: Addr,
+    /// Port on that host.
+    pub port: u16,
+}
+
+/// Index of a flow in the run's flow table (scenario order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowIdx(pub usize);
+
+/// A datagram as it travels through the simulated network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet {
+    /// Sender's address and port.
+    pub src: SockAddr,
+    /// Destination address and port.
+    pub dst: SockAddr,
+    /// The datagram bytes (what a UDP socket would carry).
+    pub payload: Vec<u8>,
+    /// Flow this packet belongs to (for per-flow accounting on links), if any.
+    pub flow: Option<FlowIdx>,
+}
+
+/// Counters an agent updates for its flow; the simulator turns them into a
+/// [`crate::result::FlowResult`] at the end of the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowCounters {
+    /// Bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Time the receiving application got the last byte of a sized flow (and the connection
+    /// closed), if it did.
+    pub completed_at: Option<Time>,
+    /// Data segments retransmitted.
+    pub retransmitted_segments: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Datagrams sent by this flow's endpoints (both directions).
+    pub datagrams_sent: u64,
+    /// Transport bytes (whole datagrams) sent by this flow's endpoints (both directions).
+    pub transport_bytes_sent: u64,
+}
+
+/// What an agent reports when the simulator samples the time series (once per bin).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentSample {
+    /// Congestion window in bytes, if this agent has one.
+    pub cwnd_bytes: Option<u64>,
+    /// Highest cumulatively acknowledged sequence number, if this agent has one.
+    pub seq: Option<u64>,
+}
+
+/// The services the simulator offers an agent while it runs.
+pub trait NetCtx {
+    /// Current virtual time.
+    fn now(&self) -> Time;
+    /// Sends `packet` out of local interface `iface`. Fails silently (counted as a drop) if the
+    /// interface does not exist or is down, as a real `sendto` on a dead interface would.
+    fn send(&mut self, iface: IfaceIdx, packet: Packet);
+    /// The address of this host's interface `iface`, if it exists.
+    fn local_addr(&self, iface: IfaceIdx) -> Option<Addr>;
+    /// This run's counters for `flow`.
+    fn counters(&mut self, flow: FlowIdx) -> &mut FlowCounters;
+    /// This agent's own random stream (seeded from the run seed and the agent's identity, so
+    /// adding an agent does not perturb the others).
+    fn rng(&mut self) -> &mut rand_chacha::ChaCha8Rng;
+}
+
+/// A transport endpoint or traffic source on a simulated host.
+pub trait Agent {
+    /// Called once, at the agent's start time.
+    fn start(&mut self, ctx: &mut dyn NetCtx);
+    /// A datagram for this agent's port arrived on local interface `iface`.
+    fn on_packet(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx);
+    /// The agent's timer (as last reported by [`Agent::next_timer`]) expired. Spurious calls
+    /// must be harmless.
+    fn on_timer(&mut self, ctx: &mut dyn NetCtx);
+    /// When the agent next wants [`Agent::on_timer`]; queried after every call into the agent.
+    fn next_timer(&self) -> Option<Time>;
+    /// A snapshot for the per-bin time series.
+    fn sample(&self) -> AgentSample {
+        AgentSample::default()
+    }
+}

@@ -1,0 +1,3 @@
+//! Agents that run on simulated hosts.
+
+pub mod tcp;

@@ -1,0 +1,1 @@
+//! TCP flow agents (owned by the TCP engine work).

@@ -1,0 +1,95 @@
+//! What one simulation run produces: serialisable, deterministic (no wall-clock values).
+
+use serde::Serialize;
+
+/// The outcome of one run. Serialised as the `roam sim --format json` object.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunResult {
+    /// Scenario name (from the file's `name`, or its file stem).
+    pub scenario: String,
+    /// Seed of the run's RNG.
+    pub seed: u64,
+    /// Simulated seconds run.
+    pub sim_seconds: f64,
+    /// Discrete events processed.
+    pub events: u64,
+    /// Packets put on links (each hop counts once) — the "simulated packets" of `roam bench`.
+    pub link_packets: u64,
+    /// Jain's fairness index over the goodputs of the non-cross-traffic flows
+    /// ((Σx)² / (n·Σx²); 1 when there is one flow or none).
+    pub jain_index: f64,
+    /// Per-flow results, in scenario order.
+    pub flows: Vec<FlowResult>,
+    /// Per-link-direction counters, in scenario order.
+    pub links: Vec<LinkResult>,
+    /// Per-bin time series (written as CSV, not part of the JSON object).
+    #[serde(skip)]
+    pub series: Vec<FlowSeries>,
+}
+
+/// Results of one flow.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowResult {
+    /// Flow id from the scenario.
+    pub id: String,
+    /// Protocol name (e.g. `tcp`, `cbr`, `pareto`).
+    pub protocol: String,
+    /// Congestion controller name, or empty for uncontrolled traffic.
+    pub cc: String,
+    /// True for cross traffic (excluded from Jain's index).
+    pub cross: bool,
+    /// Start time (s).
+    pub start_s: f64,
+    /// Application bytes delivered in order to the receiving application, divided by the time
+    /// from the flow's start to its completion (or to the end of the run), in bits/s.
+    pub goodput_bps: f64,
+    /// Application bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Seconds from the flow's start until the receiver had all bytes of a sized flow and the
+    /// connection was closed; `null` for unsized flows or unfinished ones.
+    pub completion_s: Option<f64>,
+    /// Data segments sent more than once.
+    pub retransmitted_segments: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Datagrams sent by both ends' transport layers.
+    pub datagrams_sent: u64,
+    /// Bytes sent by both ends' transport layers (whole datagrams, without IP/UDP headers).
+    pub transport_bytes_sent: u64,
+    /// tcp-probing.txt §4.3: `100 · (Total − Original) / Original` where Total is every byte
+    /// both transport layers transmitted and Original the bytes delivered to the application.
+    /// Zero when nothing was delivered.
+    pub overhead_pct: f64,
+}
+
+/// Counters of one link direction.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LinkResult {
+    /// Link name from the scenario, with `:fwd` or `:rev`.
+    pub id: String,
+    /// Packets that finished transmission onto the link.
+    pub packets_sent: u64,
+    /// Bytes (on-wire size) that finished transmission.
+    pub bytes_sent: u64,
+    /// Packets dropped at the queue tail.
+    pub queue_drops: u64,
+    /// Packets dropped by impairments (random loss, Gilbert–Elliott, blackout).
+    pub impairment_drops: u64,
+    /// Bytes sent / (rate · duration); for trace-driven links relative to the trace's capacity.
+    pub utilization: f64,
+}
+
+/// Per-bin time series of one flow.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlowSeries {
+    /// Flow id.
+    pub id: String,
+    /// End of each bin (s).
+    pub time_s: Vec<f64>,
+    /// Goodput in the bin (bits/s).
+    pub throughput_bps: Vec<f64>,
+    /// Sender's congestion window at the end of the bin (bytes), if the protocol has one.
+    pub cwnd_bytes: Vec<Option<u64>>,
+    /// Highest cumulatively acknowledged sequence number at the end of the bin (bytes).
+    pub seq: Vec<Option<u64>>,
+}

@@ -1,0 +1,24 @@
+//! roam datagram formats.
+//!
+//! Every roam datagram starts with a [`Header`]: version, packet type, flags and the random
+//! connection identifier. What follows depends on the packet type; the baseline is the
+//! TCP-like [`Segment`] (sequence, acknowledgement, window, timestamps, options, payload).
+//!
+//! # Panic contract
+//! Decoding untrusted bytes never panics: [`Segment::decode`] and friends return a typed
+//! [`DecodeError`] for every malformed input. Encoders write into a caller-owned `Vec<u8>` and
+//! never allocate otherwise. Both directions are fuzzed (`fuzz/`) and property-tested for round
+//! trips.
+
+mod error;
+mod header;
+mod options;
+mod segment;
+
+pub use error::DecodeError;
+pub use header::{ConnId, Flags, Header, PacketType, HEADER_LEN, VERSION};
+pub use options::{
+    LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
+    MAX_SACK_BLOCKS,
+};
+pub use segment::{Segment, SEGMENT_FIXED_LEN};
