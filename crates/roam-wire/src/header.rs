@@ -8,6 +8,9 @@
 //! ```
 //! All integers are big-endian.
 
+use crate::reader::Reader;
+use crate::DecodeError;
+
 /// The wire-format version this build encodes and accepts.
 pub const VERSION: u8 = 1;
 
@@ -104,16 +107,157 @@ impl Header {
     /// Decodes the common header from the front of `bytes` (version checked, reserved flag
     /// bits rejected).
     pub fn decode(bytes: &[u8]) -> Result<Header, crate::DecodeError> {
-        todo!("helper: implement")
+        let [version, packet_type, f0, f1, id @ ..] = Reader::new(bytes).array::<HEADER_LEN>()?;
+        check_version(version)?;
+        let packet_type = PacketType::from_u8(packet_type)?;
+        let flags = u16::from_be_bytes([f0, f1]);
+        if flags & !Flags::ALL.0 != 0 {
+            return Err(DecodeError::ReservedFlags(flags & !Flags::ALL.0));
+        }
+        Ok(Header {
+            packet_type,
+            flags: Flags(flags),
+            conn_id: ConnId(u64::from_be_bytes(id)),
+        })
     }
 
     /// Appends the encoded header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        todo!("helper: implement")
+        let [f0, f1] = self.flags.0.to_be_bytes();
+        let [i0, i1, i2, i3, i4, i5, i6, i7] = self.conn_id.0.to_be_bytes();
+        out.extend_from_slice(&[
+            VERSION,
+            self.packet_type as u8,
+            f0,
+            f1,
+            i0,
+            i1,
+            i2,
+            i3,
+            i4,
+            i5,
+            i6,
+            i7,
+        ]);
     }
 
     /// Reads only the connection id, for demultiplexing before a full decode.
+    ///
+    /// Checks the length and the version byte; the packet type and flags are left to
+    /// [`Header::decode`].
     pub fn peek_conn_id(bytes: &[u8]) -> Result<ConnId, crate::DecodeError> {
-        todo!("helper: implement")
+        let [version, _, _, _, id @ ..] = Reader::new(bytes).array::<HEADER_LEN>()?;
+        check_version(version)?;
+        Ok(ConnId(u64::from_be_bytes(id)))
+    }
+}
+
+fn check_version(version: u8) -> Result<(), DecodeError> {
+    if version == VERSION {
+        Ok(())
+    } else {
+        Err(DecodeError::UnsupportedVersion(version))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Header {
+        Header {
+            packet_type: PacketType::Segment,
+            flags: Flags::SYN | Flags::ACK,
+            conn_id: ConnId(0x0102_0304_0506_0708),
+        }
+    }
+
+    fn encoded(h: &Header) -> Vec<u8> {
+        let mut out = Vec::new();
+        h.encode(&mut out);
+        out
+    }
+
+    #[test]
+    fn header_layout_is_big_endian() {
+        assert_eq!(
+            encoded(&sample()),
+            [VERSION, 0x01, 0x00, 0x03, 1, 2, 3, 4, 5, 6, 7, 8]
+        );
+    }
+
+    #[test]
+    fn header_round_trips_and_ignores_trailing_bytes() {
+        let mut bytes = encoded(&sample());
+        bytes.extend_from_slice(b"payload");
+        assert_eq!(Header::decode(&bytes), Ok(sample()));
+        assert_eq!(Header::peek_conn_id(&bytes), Ok(sample().conn_id));
+    }
+
+    #[test]
+    fn header_shorter_than_twelve_bytes_is_truncated() {
+        let bytes = encoded(&sample());
+        let err = DecodeError::Truncated {
+            offset: 0,
+            needed: HEADER_LEN,
+            len: HEADER_LEN - 1,
+        };
+        assert_eq!(Header::decode(&bytes[..HEADER_LEN - 1]), Err(err));
+        assert_eq!(Header::peek_conn_id(&bytes[..HEADER_LEN - 1]), Err(err));
+    }
+
+    #[test]
+    fn header_with_other_version_is_unsupported() {
+        let mut bytes = encoded(&sample());
+        bytes[0] = VERSION + 1;
+        let err = DecodeError::UnsupportedVersion(VERSION + 1);
+        assert_eq!(Header::decode(&bytes), Err(err));
+        assert_eq!(Header::peek_conn_id(&bytes), Err(err));
+    }
+
+    #[test]
+    fn header_with_unknown_packet_type_is_rejected() {
+        let mut bytes = encoded(&sample());
+        bytes[1] = 0x06;
+        assert_eq!(
+            Header::decode(&bytes),
+            Err(DecodeError::UnknownPacketType(0x06))
+        );
+    }
+
+    #[test]
+    fn header_with_reserved_flag_bits_is_rejected() {
+        let mut bytes = encoded(&sample());
+        bytes[2] = 0x80;
+        bytes[3] = 0x20 | 0x01;
+        assert_eq!(
+            Header::decode(&bytes),
+            Err(DecodeError::ReservedFlags(0x8020))
+        );
+    }
+
+    #[test]
+    fn peek_conn_id_ignores_packet_type_and_flags() {
+        let mut bytes = encoded(&sample());
+        bytes[1] = 0xff;
+        bytes[2] = 0xff;
+        assert_eq!(Header::peek_conn_id(&bytes), Ok(sample().conn_id));
+    }
+
+    #[test]
+    fn every_packet_type_round_trips_through_its_byte() {
+        for t in [
+            PacketType::Segment,
+            PacketType::Request,
+            PacketType::Data,
+            PacketType::Media,
+            PacketType::MediaReport,
+        ] {
+            assert_eq!(PacketType::from_u8(t as u8), Ok(t));
+        }
+        assert_eq!(
+            PacketType::from_u8(0),
+            Err(DecodeError::UnknownPacketType(0))
+        );
     }
 }

@@ -13,12 +13,13 @@
 mod error;
 mod header;
 mod options;
+mod reader;
 mod segment;
 
 pub use error::DecodeError;
 pub use header::{ConnId, Flags, Header, PacketType, HEADER_LEN, VERSION};
 pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
-    MAX_SACK_BLOCKS,
+    MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
 };
 pub use segment::{Segment, SEGMENT_FIXED_LEN};

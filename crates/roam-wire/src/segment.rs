@@ -7,7 +7,8 @@
 //! Sequence numbers are 64-bit stream offsets (no wrap-around in any realistic transfer);
 //! the SYN and FIN each occupy one sequence number, as in TCP.
 
-use crate::{ConnId, DecodeError, Flags, Options};
+use crate::reader::Reader;
+use crate::{ConnId, DecodeError, Flags, Header, Options, PacketType, HEADER_LEN};
 
 /// Bytes of a segment before its options: common header + fixed fields + options length byte.
 pub const SEGMENT_FIXED_LEN: usize = crate::HEADER_LEN + 8 + 8 + 4 + 4 + 4 + 1;
@@ -38,17 +39,61 @@ pub struct Segment<'a> {
 impl<'a> Segment<'a> {
     /// Decodes a whole datagram as a segment. Never panics.
     pub fn decode(bytes: &'a [u8]) -> Result<Segment<'a>, DecodeError> {
-        todo!("helper: implement")
+        let header = Header::decode(bytes)?;
+        if header.packet_type != PacketType::Segment {
+            return Err(DecodeError::WrongPacketType {
+                expected: PacketType::Segment,
+                found: header.packet_type,
+            });
+        }
+        let mut r = Reader::at(bytes, HEADER_LEN);
+        let seq = r.u64()?;
+        let ack = r.u64()?;
+        let window = r.u32()?;
+        let ts_val = r.u32()?;
+        let ts_ecr = r.u32()?;
+        let opts_len = usize::from(r.u8()?);
+        let remaining = r.remaining();
+        let options = r.take(opts_len).map_err(|_| DecodeError::OptionsOverrun {
+            opts_len,
+            remaining,
+        })?;
+        Ok(Segment {
+            conn_id: header.conn_id,
+            flags: header.flags,
+            seq,
+            ack,
+            window,
+            ts_val,
+            ts_ecr,
+            options: Options::decode(options)?,
+            payload: r.take_rest(),
+        })
     }
 
     /// Length of the encoded datagram.
     pub fn encoded_len(&self) -> usize {
-        todo!("helper: implement")
+        SEGMENT_FIXED_LEN + self.options.encoded_len() + self.payload.len()
     }
 
     /// Appends the encoded datagram to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        todo!("helper: implement")
+        out.reserve(self.encoded_len());
+        let header = Header {
+            packet_type: PacketType::Segment,
+            flags: self.flags,
+            conn_id: self.conn_id,
+        };
+        header.encode(out);
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out.extend_from_slice(&self.ack.to_be_bytes());
+        out.extend_from_slice(&self.window.to_be_bytes());
+        out.extend_from_slice(&self.ts_val.to_be_bytes());
+        out.extend_from_slice(&self.ts_ecr.to_be_bytes());
+        // At most MAX_OPTIONS_LEN (< 256, checked by a test) with the defined options.
+        out.push(self.options.encoded_len() as u8);
+        self.options.write(out);
+        out.extend_from_slice(self.payload);
     }
 
     /// Sequence space consumed: payload length plus one for SYN and one for FIN.
@@ -56,5 +101,181 @@ impl<'a> Segment<'a> {
         self.payload.len() as u64
             + u64::from(self.flags.contains(Flags::SYN))
             + u64::from(self.flags.contains(Flags::FIN))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        LastLinkReport, LinkInfoReport, ProbeKind, ProbeOption, SackBlock, MAX_SACK_BLOCKS, VERSION,
+    };
+
+    fn sample(payload: &[u8]) -> Segment<'_> {
+        Segment {
+            conn_id: ConnId(42),
+            flags: Flags::ACK,
+            seq: 1000,
+            ack: 2000,
+            window: 65535,
+            ts_val: 1,
+            ts_ecr: 2,
+            options: Options::default(),
+            payload,
+        }
+    }
+
+    fn encoded(seg: &Segment<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        seg.encode(&mut out);
+        out
+    }
+
+    #[test]
+    fn segment_layout_matches_module_docs() {
+        let mut seg = sample(b"hi");
+        seg.options.sack_permitted = true;
+        let bytes = encoded(&seg);
+        let mut expected = vec![VERSION, 0x01, 0x00, 0x02, 0, 0, 0, 0, 0, 0, 0, 42];
+        expected.extend_from_slice(&1000u64.to_be_bytes());
+        expected.extend_from_slice(&2000u64.to_be_bytes());
+        expected.extend_from_slice(&65535u32.to_be_bytes());
+        expected.extend_from_slice(&1u32.to_be_bytes());
+        expected.extend_from_slice(&2u32.to_be_bytes());
+        expected.extend_from_slice(&[2, 2, 2, b'h', b'i']);
+        assert_eq!(bytes, expected);
+        assert_eq!(bytes.len(), seg.encoded_len());
+        assert_eq!(Segment::decode(&bytes), Ok(seg));
+    }
+
+    #[test]
+    fn encode_appends_after_existing_bytes() {
+        let seg = sample(b"data");
+        let mut out = vec![0xaa];
+        seg.encode(&mut out);
+        assert_eq!(out[0], 0xaa);
+        assert_eq!(Segment::decode(&out[1..]), Ok(seg));
+    }
+
+    #[test]
+    fn segment_with_empty_payload_round_trips() {
+        let seg = sample(&[]);
+        let bytes = encoded(&seg);
+        assert_eq!(bytes.len(), SEGMENT_FIXED_LEN);
+        assert_eq!(Segment::decode(&bytes), Ok(seg));
+    }
+
+    #[test]
+    fn segment_cut_inside_fixed_fields_is_truncated() {
+        let bytes = encoded(&sample(&[]));
+        // Cut inside `ack` (offset 20..28).
+        assert_eq!(
+            Segment::decode(&bytes[..25]),
+            Err(DecodeError::Truncated {
+                offset: 20,
+                needed: 8,
+                len: 25
+            })
+        );
+        // Missing only the options length byte.
+        assert_eq!(
+            Segment::decode(&bytes[..SEGMENT_FIXED_LEN - 1]),
+            Err(DecodeError::Truncated {
+                offset: SEGMENT_FIXED_LEN - 1,
+                needed: 1,
+                len: SEGMENT_FIXED_LEN - 1
+            })
+        );
+    }
+
+    #[test]
+    fn datagram_of_another_packet_type_is_the_wrong_type() {
+        let mut bytes = encoded(&sample(&[]));
+        bytes[1] = PacketType::Media as u8;
+        assert_eq!(
+            Segment::decode(&bytes),
+            Err(DecodeError::WrongPacketType {
+                expected: PacketType::Segment,
+                found: PacketType::Media
+            })
+        );
+    }
+
+    #[test]
+    fn options_length_past_the_end_overruns() {
+        let mut bytes = encoded(&sample(b"abc"));
+        bytes[SEGMENT_FIXED_LEN - 1] = 4;
+        assert_eq!(
+            Segment::decode(&bytes),
+            Err(DecodeError::OptionsOverrun {
+                opts_len: 4,
+                remaining: 3
+            })
+        );
+    }
+
+    #[test]
+    fn header_errors_surface_from_segment_decode() {
+        let mut bytes = encoded(&sample(&[]));
+        bytes[3] = 0x40;
+        assert_eq!(
+            Segment::decode(&bytes),
+            Err(DecodeError::ReservedFlags(0x40))
+        );
+    }
+
+    #[test]
+    fn option_errors_surface_from_segment_decode() {
+        let mut bytes = encoded(&sample(&[]));
+        bytes[SEGMENT_FIXED_LEN - 1] = 2;
+        bytes.extend_from_slice(&[1, 2]);
+        assert_eq!(
+            Segment::decode(&bytes),
+            Err(DecodeError::MalformedOption { kind: 1, len: 2 })
+        );
+    }
+
+    #[test]
+    fn syn_with_every_option_and_four_sack_blocks_fits_the_options_byte() {
+        let mut seg = sample(&[]);
+        seg.flags = Flags::SYN | Flags::ACK;
+        seg.options = Options {
+            mss: Some(1460),
+            sack_permitted: true,
+            probe: Some(ProbeOption {
+                kind: ProbeKind::Probe1,
+                id: u32::MAX,
+            }),
+            last_link: Some(LastLinkReport {
+                bandwidth_bps: u64::MAX,
+                per_ppm: 1_000_000,
+            }),
+            link_info: Some(LinkInfoReport {
+                p_w_ppm: 1_000_000,
+                d_w_us: u32::MAX,
+                handoff_count: u16::MAX,
+            }),
+            ..Options::default()
+        };
+        for i in 0..MAX_SACK_BLOCKS as u64 {
+            assert!(seg.options.push_sack(SackBlock {
+                start: u64::MAX - 10 * (i + 1),
+                end: u64::MAX - 10 * i,
+            }));
+        }
+        let opts_len = seg.options.encoded_len();
+        assert!(opts_len < 255, "options take {opts_len} bytes");
+        assert_eq!(opts_len, crate::MAX_OPTIONS_LEN);
+        let bytes = encoded(&seg);
+        assert_eq!(usize::from(bytes[SEGMENT_FIXED_LEN - 1]), opts_len);
+        assert_eq!(Segment::decode(&bytes), Ok(seg));
+    }
+
+    #[test]
+    fn syn_and_fin_each_take_one_sequence_number() {
+        let mut seg = sample(b"abc");
+        assert_eq!(seg.seq_len(), 3);
+        seg.flags = Flags::SYN | Flags::FIN;
+        assert_eq!(seg.seq_len(), 5);
     }
 }
