@@ -77,10 +77,9 @@ impl OptionKind {
             Self::Mss => len == MSS_LEN,
             Self::SackPermitted => len == SACK_PERMITTED_LEN,
             Self::Sack => {
-                let blocks = len.saturating_sub(TLV_HEADER_LEN);
-                len > TLV_HEADER_LEN
-                    && blocks % SACK_BLOCK_LEN == 0
-                    && blocks / SACK_BLOCK_LEN <= MAX_SACK_BLOCKS
+                let blocks = len.saturating_sub(TLV_HEADER_LEN) / SACK_BLOCK_LEN;
+                (1..=MAX_SACK_BLOCKS).contains(&blocks)
+                    && len == TLV_HEADER_LEN + blocks * SACK_BLOCK_LEN
             }
             Self::Probe => len == PROBE_LEN,
             Self::LastLink => len == LAST_LINK_LEN,
