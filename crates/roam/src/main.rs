@@ -1,1 +1,44 @@
-fn main() {}
+//! `roam`: the command-line tool of the roam transport-protocol suite.
+//!
+//! `roam sim` runs one scenario, `roam sweep` runs a grid of parameters × seeds in parallel,
+//! `roam bench` measures the simulator's speed against ns-3. See `roam --help`.
+
+#![deny(unsafe_code)]
+
+mod cli;
+mod cmd;
+mod engine;
+mod error;
+mod output;
+mod progress;
+mod stats;
+mod timing;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap formats usage errors (exit 2) and --help/--version (exit 0) itself.
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    let outcome = match &cli.command {
+        Command::Sim(args) => cmd::sim::run(args),
+        Command::Sweep(args) => cmd::sweep::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            cmd::note(&format!("error: {e}"));
+            ExitCode::FAILURE
+        }
+    }
+}

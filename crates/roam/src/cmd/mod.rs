@@ -1,0 +1,82 @@
+//! The subcommands, and the small pieces they share.
+
+pub mod bench;
+pub mod sim;
+pub mod sweep;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::cli::Override;
+use crate::engine::{self, Scenario};
+use crate::error::{CliError, Result};
+
+/// Loads `file`, applies `overrides` in order and validates the result.
+pub fn prepare(file: &Path, overrides: &[Override]) -> Result<Scenario> {
+    let mut doc = engine::load_doc(file)?;
+    engine::apply_overrides(&mut doc, file, overrides)?;
+    engine::build(doc, file)
+}
+
+/// The override that sets the run's seed.
+pub fn seed_override(seed: u64) -> Override {
+    Override {
+        key: "run.seed".to_owned(),
+        value: seed.to_string(),
+    }
+}
+
+/// `out/<prefix><name>/` with `name` reduced to characters that are safe in a folder name.
+pub fn default_out(prefix: &str, name: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let safe = if safe.is_empty() || safe.chars().all(|c| c == '.') {
+        "scenario".to_owned()
+    } else {
+        safe
+    };
+    Path::new("out").join(format!("{prefix}{safe}"))
+}
+
+/// The file stem of a scenario path (its name when the file does not set one).
+pub fn stem(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "scenario".to_owned())
+}
+
+/// Writes `text` to stdout, reporting a failure (such as a closed pipe) instead of panicking.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(CliError::Stdout)
+}
+
+/// Writes a line to stderr; failures to write diagnostics are ignored.
+pub fn note(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_out_sanitises_names() {
+        assert_eq!(
+            default_out("", "dumbbell-single"),
+            Path::new("out/dumbbell-single")
+        );
+        assert_eq!(default_out("sweep-", "a b/c"), Path::new("out/sweep-a_b_c"));
+        assert_eq!(default_out("", ".."), Path::new("out/scenario"));
+    }
+}

@@ -1,0 +1,77 @@
+//! `roam sim`: run one scenario, print a table or one JSON object, write files and plots.
+
+use std::path::Path;
+
+use roam_sim::result::RunResult;
+
+use crate::cli::{Format, SimArgs};
+use crate::cmd::{default_out, note, prepare, print, seed_override};
+use crate::engine;
+use crate::error::Result;
+use crate::output::{self, csv, json, plot, table};
+use crate::progress;
+use crate::timing::timed;
+
+/// Steps of the progress bar (the simulator reports fractions of the run).
+const BAR_STEPS: u64 = 1000;
+
+/// Runs `roam sim`.
+pub fn run(args: &SimArgs) -> Result<()> {
+    let mut overrides = args.set.clone();
+    if let Some(seed) = args.seed {
+        overrides.push(seed_override(seed));
+    }
+    let scenario = prepare(&args.file, &overrides)?;
+
+    let bar = progress::bar(BAR_STEPS, "simulating", args.quiet);
+    let (result, wall) = timed(|| {
+        engine::run_with_progress(&scenario, &mut |fraction| {
+            bar.set_position((fraction.clamp(0.0, 1.0) * BAR_STEPS as f64) as u64);
+        })
+    });
+    bar.finish_and_clear();
+
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out("", &result.scenario));
+    write_files(&out_dir, &result)?;
+
+    match args.format {
+        Format::Json => print(&json::to_json(&result))?,
+        Format::Table => {
+            print(&format!(
+                "{}\n{}\n",
+                table::flows(&result),
+                table::run_footer(&result)
+            ))?;
+            let secs = wall.as_secs_f64();
+            let rate = if secs > 0.0 {
+                format!(", {:.0} events/s", result.events as f64 / secs)
+            } else {
+                String::new()
+            };
+            note(&format!(
+                "wall time {secs:.3} s{rate}; files in {}",
+                out_dir.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `result.json`, `series.csv`, `flows.csv`, `links.csv` and the three SVG plots.
+pub fn write_files(dir: &Path, result: &RunResult) -> Result<()> {
+    output::ensure_dir(dir)?;
+    json::write_result(&dir.join("result.json"), result)?;
+    csv::to_file(&dir.join("series.csv"), |w| {
+        csv::write_series(w, &result.series)
+    })?;
+    csv::to_file(&dir.join("flows.csv"), |w| {
+        csv::write_flows(w, &result.flows)
+    })?;
+    csv::to_file(&dir.join("links.csv"), |w| {
+        csv::write_links(w, &result.links)
+    })?;
+    plot::write_all(dir, &result.scenario, &result.series)
+}

@@ -1,0 +1,538 @@
+//! `roam sweep`: a scenario over a grid of parameter values × seeds, in parallel, aggregated
+//! per grid point with 95 % confidence intervals.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+use roam_sim::result::RunResult;
+
+use crate::cli::{Override, Param, SweepArgs};
+use crate::cmd::{default_out, note, print, seed_override, stem};
+use crate::engine::{self, Scenario};
+use crate::error::{CliError, Result};
+use crate::output::{self, csv, fmt_num, table};
+use crate::progress;
+use crate::stats::Estimate;
+use crate::timing::timed;
+
+/// One grid point: a value for every swept key, in `--param` order.
+pub type Point = Vec<(String, String)>;
+
+/// The cartesian product of the parameters' values; the first parameter varies slowest.
+/// No parameters give one empty point.
+pub fn expand_grid(params: &[Param]) -> Result<Vec<Point>> {
+    let mut seen = BTreeSet::new();
+    for p in params {
+        if p.key == "run.seed" {
+            return Err(CliError::Usage(
+                "--param run.seed: seeds are swept with --seeds N (seeds 1..=N)".to_owned(),
+            ));
+        }
+        if !seen.insert(p.key.as_str()) {
+            return Err(CliError::Usage(format!(
+                "--param {} given twice; list all its values in one --param",
+                p.key
+            )));
+        }
+    }
+    let mut points: Vec<Point> = vec![Vec::new()];
+    for p in params {
+        points = points
+            .into_iter()
+            .flat_map(|point| {
+                p.values.iter().map(move |v| {
+                    let mut next = point.clone();
+                    next.push((p.key.clone(), v.clone()));
+                    next
+                })
+            })
+            .collect();
+    }
+    Ok(points)
+}
+
+/// The numbers a sweep keeps from one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMetrics {
+    /// Sum of the goodputs of the non-cross-traffic flows (Mb/s).
+    pub total_goodput_mbps: f64,
+    /// Jain's fairness index.
+    pub jain_index: f64,
+    /// Mean completion time of the flows that completed (s); `None` if none did.
+    pub completion_s: Option<f64>,
+    /// Mean overhead of the non-cross-traffic flows (%); `None` without such flows.
+    pub overhead_pct: Option<f64>,
+    /// Goodput of every flow (Mb/s), by flow id, in scenario order.
+    pub flow_goodput_mbps: Vec<(String, f64)>,
+    /// Simulated seconds.
+    pub sim_seconds: f64,
+    /// Events processed.
+    pub events: u64,
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+impl RunMetrics {
+    /// Extracts the sweep metrics from a run.
+    pub fn from_result(r: &RunResult) -> Self {
+        let main: Vec<_> = r.flows.iter().filter(|f| !f.cross).collect();
+        let completions: Vec<f64> = main.iter().filter_map(|f| f.completion_s).collect();
+        let overheads: Vec<f64> = main.iter().map(|f| f.overhead_pct).collect();
+        RunMetrics {
+            total_goodput_mbps: main.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6,
+            jain_index: r.jain_index,
+            completion_s: mean(&completions),
+            overhead_pct: mean(&overheads),
+            flow_goodput_mbps: r
+                .flows
+                .iter()
+                .map(|f| (f.id.clone(), f.goodput_bps / 1e6))
+                .collect(),
+            sim_seconds: r.sim_seconds,
+            events: r.events,
+        }
+    }
+
+    fn flow_goodput(&self, id: &str) -> Option<f64> {
+        self.flow_goodput_mbps
+            .iter()
+            .find(|(f, _)| f == id)
+            .map(|(_, g)| *g)
+    }
+}
+
+/// One run of the sweep: where in the grid, which seed, what came out.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    /// Index of the grid point.
+    pub point: usize,
+    /// Seed.
+    pub seed: u64,
+    /// Metrics.
+    pub metrics: RunMetrics,
+}
+
+/// Aggregates of one grid point.
+#[derive(Debug, Clone)]
+pub struct PointSummary {
+    /// Runs aggregated.
+    pub runs: usize,
+    /// Total goodput (Mb/s).
+    pub total_goodput_mbps: Estimate,
+    /// Jain's index.
+    pub jain_index: Estimate,
+    /// Completion time (s), over the runs in which some flow completed.
+    pub completion_s: Estimate,
+    /// Overhead (%).
+    pub overhead_pct: Estimate,
+    /// Per-flow goodput (Mb/s), in the order of `flow_ids`.
+    pub flow_goodput_mbps: Vec<Estimate>,
+}
+
+/// Flow ids over all runs, in order of first appearance.
+pub fn flow_ids(runs: &[RunRow]) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for r in runs {
+        for (id, _) in &r.metrics.flow_goodput_mbps {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+    }
+    ids
+}
+
+/// Aggregates the runs of each of `n_points` grid points.
+pub fn aggregate(runs: &[RunRow], n_points: usize, ids: &[String]) -> Vec<PointSummary> {
+    (0..n_points)
+        .map(|p| {
+            let rs: Vec<&RunMetrics> = runs
+                .iter()
+                .filter(|r| r.point == p)
+                .map(|r| &r.metrics)
+                .collect();
+            let est = |f: &dyn Fn(&RunMetrics) -> Option<f64>| {
+                Estimate::from_sample(&rs.iter().filter_map(|m| f(m)).collect::<Vec<_>>())
+            };
+            PointSummary {
+                runs: rs.len(),
+                total_goodput_mbps: est(&|m| Some(m.total_goodput_mbps)),
+                jain_index: est(&|m| Some(m.jain_index)),
+                completion_s: est(&|m| m.completion_s),
+                overhead_pct: est(&|m| m.overhead_pct),
+                flow_goodput_mbps: ids.iter().map(|id| est(&|m| m.flow_goodput(id))).collect(),
+            }
+        })
+        .collect()
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+/// The metric columns of `sweep.csv` (without `_mean`/`_ci95`).
+fn metric_names(ids: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = [
+        "total_goodput_mbps",
+        "jain_index",
+        "completion_s",
+        "overhead_pct",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    names.extend(ids.iter().map(|id| format!("goodput_mbps_{id}")));
+    names
+}
+
+/// Header and rows of `sweep.csv`: parameter columns, `runs`, then `<metric>_mean` and
+/// `<metric>_ci95` for each metric (CI blank when a point has fewer than two values).
+pub fn sweep_table(
+    params: &[Param],
+    points: &[Point],
+    summaries: &[PointSummary],
+    ids: &[String],
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
+    header.push("runs".to_owned());
+    for m in metric_names(ids) {
+        header.push(format!("{m}_mean"));
+        header.push(format!("{m}_ci95"));
+    }
+    let rows = points
+        .iter()
+        .zip(summaries)
+        .map(|(point, s)| {
+            let mut row: Vec<String> = point.iter().map(|(_, v)| v.clone()).collect();
+            row.push(s.runs.to_string());
+            let ests = [
+                s.total_goodput_mbps,
+                s.jain_index,
+                s.completion_s,
+                s.overhead_pct,
+            ];
+            for e in ests.iter().chain(&s.flow_goodput_mbps) {
+                row.push(cell(e.mean));
+                row.push(cell(e.ci95));
+            }
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// Header and rows of `runs.csv`: one row per run, in grid order then seed order.
+pub fn runs_table(
+    params: &[Param],
+    points: &[Point],
+    runs: &[RunRow],
+    ids: &[String],
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
+    header.extend(
+        [
+            "seed",
+            "total_goodput_mbps",
+            "jain_index",
+            "completion_s",
+            "overhead_pct",
+            "sim_seconds",
+            "events",
+        ]
+        .map(str::to_owned),
+    );
+    header.extend(ids.iter().map(|id| format!("goodput_mbps_{id}")));
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let m = &r.metrics;
+            let mut row: Vec<String> = points[r.point].iter().map(|(_, v)| v.clone()).collect();
+            row.push(r.seed.to_string());
+            row.push(m.total_goodput_mbps.to_string());
+            row.push(m.jain_index.to_string());
+            row.push(cell(m.completion_s));
+            row.push(cell(m.overhead_pct));
+            row.push(m.sim_seconds.to_string());
+            row.push(m.events.to_string());
+            row.extend(ids.iter().map(|id| cell(m.flow_goodput(id))));
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+fn pm(e: &Estimate, decimals: usize) -> String {
+    match (e.mean, e.ci95) {
+        (Some(m), Some(ci)) => format!("{} ± {}", fmt_num(m, decimals), fmt_num(ci, decimals)),
+        (Some(m), None) => fmt_num(m, decimals),
+        _ => "-".to_owned(),
+    }
+}
+
+/// The terminal summary: one row per grid point, mean ± 95 % CI half-width.
+fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]) -> String {
+    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
+    header.extend(
+        [
+            "runs",
+            "total goodput (Mb/s)",
+            "Jain",
+            "completion (s)",
+            "overhead (%)",
+        ]
+        .map(str::to_owned),
+    );
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .zip(summaries)
+        .map(|(point, s)| {
+            let mut row: Vec<String> = point.iter().map(|(_, v)| v.clone()).collect();
+            row.push(s.runs.to_string());
+            row.push(pm(&s.total_goodput_mbps, 3));
+            row.push(pm(&s.jain_index, 4));
+            row.push(pm(&s.completion_s, 3));
+            row.push(pm(&s.overhead_pct, 2));
+            row
+        })
+        .collect();
+    format!("{}\n", table::simple(&header, &rows))
+}
+
+/// Runs `roam sweep`.
+pub fn run(args: &SweepArgs) -> Result<()> {
+    let points = expand_grid(&args.params)?;
+    if args.set.iter().any(|o| o.key == "run.seed") {
+        return Err(CliError::Usage(
+            "--set run.seed: seeds are swept with --seeds N (seeds 1..=N)".to_owned(),
+        ));
+    }
+    if let Some(o) = args
+        .set
+        .iter()
+        .find(|o| args.params.iter().any(|p| p.key == o.key))
+    {
+        return Err(CliError::Usage(format!(
+            "{} is both --set and --param; give it once",
+            o.key
+        )));
+    }
+
+    // Validate every run's scenario before starting any: errors come early and in grid order.
+    let doc = engine::load_doc(&args.file)?;
+    let mut jobs: Vec<(usize, u64, Scenario)> = Vec::new();
+    for (i, point) in points.iter().enumerate() {
+        for seed in 1..=args.seeds {
+            let mut overrides: Vec<Override> = args.set.clone();
+            overrides.extend(point.iter().map(|(k, v)| Override {
+                key: k.clone(),
+                value: v.clone(),
+            }));
+            overrides.push(seed_override(seed));
+            let mut d = doc.clone();
+            engine::apply_overrides(&mut d, &args.file, &overrides)?;
+            jobs.push((i, seed, engine::build(d, &args.file)?));
+        }
+    }
+
+    let threads = match args.jobs {
+        Some(j) => usize::try_from(j).unwrap_or(1),
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| CliError::External {
+            program: "thread pool".to_owned(),
+            message: e.to_string(),
+        })?;
+    let bar = progress::bar(jobs.len() as u64, "sweeping", args.quiet);
+    let (results, wall): (Vec<RunResult>, _) = timed(|| {
+        pool.install(|| {
+            // par_iter().map().collect() keeps input order whatever the scheduling.
+            jobs.par_iter()
+                .map(|(_, _, scenario)| {
+                    let r = engine::run(scenario);
+                    bar.inc(1);
+                    r
+                })
+                .collect()
+        })
+    });
+    bar.finish_and_clear();
+
+    let runs: Vec<RunRow> = jobs
+        .iter()
+        .zip(&results)
+        .map(|((point, seed, _), r)| RunRow {
+            point: *point,
+            seed: *seed,
+            metrics: RunMetrics::from_result(r),
+        })
+        .collect();
+    let ids = flow_ids(&runs);
+    let summaries = aggregate(&runs, points.len(), &ids);
+
+    let name = results
+        .first()
+        .map_or_else(|| stem(&args.file), |r| r.scenario.clone());
+    let out_dir: PathBuf = args
+        .out
+        .clone()
+        .unwrap_or_else(|| default_out("sweep-", &name));
+    output::ensure_dir(&out_dir)?;
+    let (h, rows) = sweep_table(&args.params, &points, &summaries, &ids);
+    csv::to_file(&out_dir.join("sweep.csv"), |w| {
+        csv::write_table(w, &h, &rows)
+    })?;
+    let (h, rows) = runs_table(&args.params, &points, &runs, &ids);
+    csv::to_file(&out_dir.join("runs.csv"), |w| {
+        csv::write_table(w, &h, &rows)
+    })?;
+
+    print(&terminal_table(&args.params, &points, &summaries))?;
+    note(&format!(
+        "{} runs ({} grid points × {} seeds) on {threads} threads in {:.2} s; files in {}",
+        runs.len(),
+        points.len(),
+        args.seeds,
+        wall.as_secs_f64(),
+        out_dir.display()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use roam_sim::result::FlowResult;
+
+    use super::*;
+
+    fn param(key: &str, values: &[&str]) -> Param {
+        Param {
+            key: key.to_owned(),
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    fn flow(id: &str, goodput_bps: f64, completion: Option<f64>, cross: bool) -> FlowResult {
+        FlowResult {
+            id: id.to_owned(),
+            protocol: "tcp".to_owned(),
+            cc: "newreno".to_owned(),
+            cross,
+            start_s: 0.0,
+            goodput_bps,
+            bytes_delivered: 0,
+            completion_s: completion,
+            retransmitted_segments: 0,
+            timeouts: 0,
+            datagrams_sent: 0,
+            transport_bytes_sent: 0,
+            overhead_pct: 4.0,
+        }
+    }
+
+    fn result(flows: Vec<FlowResult>) -> RunResult {
+        RunResult {
+            scenario: "s".to_owned(),
+            seed: 1,
+            sim_seconds: 10.0,
+            events: 100,
+            link_packets: 10,
+            jain_index: 0.9,
+            flows,
+            links: vec![],
+            series: vec![],
+        }
+    }
+
+    #[test]
+    fn grid_is_cartesian_product_first_param_slowest() {
+        let g = expand_grid(&[param("a", &["1", "2"]), param("b", &["x", "y", "z"])]).unwrap();
+        assert_eq!(g.len(), 6);
+        let flat: Vec<String> = g
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        assert_eq!(
+            flat,
+            ["a=1 b=x", "a=1 b=y", "a=1 b=z", "a=2 b=x", "a=2 b=y", "a=2 b=z"]
+        );
+    }
+
+    #[test]
+    fn no_params_is_one_point() {
+        assert_eq!(expand_grid(&[]).unwrap(), vec![Vec::new()]);
+    }
+
+    #[test]
+    fn grid_rejects_duplicates_and_seed() {
+        let e = expand_grid(&[param("a", &["1"]), param("a", &["2"])]).unwrap_err();
+        assert!(e.to_string().contains("given twice"));
+        let e = expand_grid(&[param("run.seed", &["1"])]).unwrap_err();
+        assert!(e.to_string().contains("--seeds"));
+    }
+
+    #[test]
+    fn metrics_exclude_cross_traffic_from_totals() {
+        let m = RunMetrics::from_result(&result(vec![
+            flow("a", 2e6, Some(3.0), false),
+            flow("b", 4e6, None, false),
+            flow("x", 1e6, Some(1.0), true),
+        ]));
+        assert_eq!(m.total_goodput_mbps, 6.0);
+        assert_eq!(m.completion_s, Some(3.0));
+        assert_eq!(m.overhead_pct, Some(4.0));
+        assert_eq!(m.flow_goodput("x"), Some(1.0));
+    }
+
+    #[test]
+    fn aggregation_and_csv_rows() {
+        let params = [param("loss", &["0", "0.01"])];
+        let points = expand_grid(&params).unwrap();
+        let mk = |point, seed, g| RunRow {
+            point,
+            seed,
+            metrics: RunMetrics::from_result(&result(vec![flow("a", g, None, false)])),
+        };
+        let runs = vec![mk(0, 1, 9e6), mk(0, 2, 11e6), mk(1, 1, 2e6)];
+        let ids = flow_ids(&runs);
+        assert_eq!(ids, ["a"]);
+        let s = aggregate(&runs, points.len(), &ids);
+        assert_eq!(s[0].runs, 2);
+        assert_eq!(s[0].total_goodput_mbps.mean, Some(10.0));
+        // s = sqrt(2), n = 2, t(1) = 12.7062 → 12.7062 · 1 = 12.7062
+        assert!((s[0].total_goodput_mbps.ci95.unwrap() - 12.706_204_736).abs() < 1e-6);
+        assert_eq!(s[1].total_goodput_mbps.ci95, None);
+        assert_eq!(s[0].completion_s.mean, None);
+
+        let (h, rows) = sweep_table(&params, &points, &s, &ids);
+        assert_eq!(
+            &h[..4],
+            [
+                "loss",
+                "runs",
+                "total_goodput_mbps_mean",
+                "total_goodput_mbps_ci95"
+            ]
+        );
+        assert_eq!(h.last().unwrap(), "goodput_mbps_a_ci95");
+        assert_eq!(rows[1][0], "0.01");
+        assert_eq!(rows[1][2], "2");
+        assert_eq!(rows[1][3], "", "one run: no CI");
+        assert!(rows.iter().all(|r| r.len() == h.len()));
+
+        let (h, rows) = runs_table(&params, &points, &runs, &ids);
+        assert_eq!(h[0..2], ["loss", "seed"]);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2][0..3], ["0.01", "1", "2"]);
+        assert!(rows.iter().all(|r| r.len() == h.len()));
+    }
+}

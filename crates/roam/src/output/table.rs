@@ -1,0 +1,129 @@
+//! Terminal tables (comfy-table).
+
+use comfy_table::{presets, CellAlignment, Table};
+use roam_sim::result::RunResult;
+
+use super::fmt_num;
+
+/// A table with `header`, the given rows, and every column but the first right-aligned.
+pub fn simple(header: &[String], rows: &[Vec<String>]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_header(header);
+    for r in rows {
+        t.add_row(r);
+    }
+    for i in 1..header.len() {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// The per-flow summary of one run: id, protocol, cc, goodput, delivered, completion,
+/// retransmissions, overhead.
+pub fn flows(result: &RunResult) -> Table {
+    let header: Vec<String> = [
+        "flow",
+        "protocol",
+        "cc",
+        "goodput (Mb/s)",
+        "delivered (MB)",
+        "completion (s)",
+        "retransmitted",
+        "overhead (%)",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let rows: Vec<Vec<String>> = result
+        .flows
+        .iter()
+        .map(|f| {
+            let id = if f.cross {
+                format!("{} (cross)", f.id)
+            } else {
+                f.id.clone()
+            };
+            vec![
+                id,
+                f.protocol.clone(),
+                if f.cc.is_empty() {
+                    "-".to_owned()
+                } else {
+                    f.cc.clone()
+                },
+                fmt_num(f.goodput_bps / 1e6, 3),
+                fmt_num(f.bytes_delivered as f64 / 1e6, 3),
+                f.completion_s
+                    .map_or_else(|| "-".to_owned(), |c| fmt_num(c, 3)),
+                f.retransmitted_segments.to_string(),
+                fmt_num(f.overhead_pct, 2),
+            ]
+        })
+        .collect();
+    let mut t = simple(&header, &rows);
+    for i in [1, 2] {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Left);
+        }
+    }
+    t
+}
+
+/// One line under the flow table: Jain's index, simulated seconds and events.
+pub fn run_footer(result: &RunResult) -> String {
+    format!(
+        "{}: seed {}, Jain's index {}, {} simulated s, {} events",
+        result.scenario,
+        result.seed,
+        fmt_num(result.jain_index, 4),
+        fmt_num(result.sim_seconds, 3),
+        result.events
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use roam_sim::result::FlowResult;
+
+    use super::*;
+
+    #[test]
+    fn flow_table_shows_units_and_missing_completion() {
+        let r = RunResult {
+            scenario: "s".to_owned(),
+            seed: 1,
+            sim_seconds: 10.0,
+            events: 123,
+            link_packets: 50,
+            jain_index: 1.0,
+            flows: vec![FlowResult {
+                id: "a".to_owned(),
+                protocol: "tcp".to_owned(),
+                cc: "newreno".to_owned(),
+                cross: false,
+                start_s: 0.0,
+                goodput_bps: 9_479_000.0,
+                bytes_delivered: 355_000_000,
+                completion_s: None,
+                retransmitted_segments: 7,
+                timeouts: 0,
+                datagrams_sent: 1,
+                transport_bytes_sent: 1,
+                overhead_pct: 3.5,
+            }],
+            links: vec![],
+            series: vec![],
+        };
+        let s = flows(&r).to_string();
+        assert!(s.contains("goodput (Mb/s)"));
+        assert!(s.contains("9.479"));
+        assert!(s.contains("355.000"));
+        assert!(s.contains(" - "));
+        assert_eq!(
+            run_footer(&r),
+            "s: seed 1, Jain's index 1.0000, 10.000 simulated s, 123 events"
+        );
+    }
+}
