@@ -7,3 +7,6 @@
 pub mod time;
 
 pub use time::Time;
+pub mod cc;
+pub mod rtt;
+pub mod tcp;

@@ -60,6 +60,8 @@ pub struct FlowCounters {
     pub datagrams_sent: u64,
     /// Transport bytes (whole datagrams) sent by this flow's endpoints (both directions).
     pub transport_bytes_sent: u64,
+    /// Delivered bytes that differ from what the sender wrote (must stay zero).
+    pub integrity_errors: u64,
 }
 
 /// What an agent reports when the simulator samples the time series (once per bin).

@@ -1,3 +1,4 @@
 //! Agents that run on simulated hosts.
 
 pub mod tcp;
+pub mod udp;

@@ -1,1 +1,264 @@
-//! TCP flow agents (owned by the TCP engine work).
+//! TCP flow agents: a bulk sender (the data source, active opener) and a sink (passive
+//! opener) wrapping the sans-IO [`roam_proto::tcp::Connection`]. The datagrams they exchange
+//! are the engine's real encoded bytes.
+
+use std::sync::Arc;
+
+use roam_proto::cc::CcKind;
+use roam_proto::tcp::{Connection, Event, TcpConfig};
+use roam_wire::ConnId;
+
+use super::pattern;
+use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
+
+/// Largest datagram the engine writes with the default options (header, options, payload).
+const DATAGRAM_CAPACITY: usize = 1600;
+
+/// Builds the sending endpoint of a TCP flow: it connects to `peer`, writes `size` bytes of the
+/// integrity pattern (or writes forever when `size` is `None`) and closes.
+#[allow(clippy::too_many_arguments)] // One flat constructor mirrors the scenario fields.
+pub fn tcp_sender(
+    flow: FlowIdx,
+    config: Arc<TcpConfig>,
+    cc: CcKind,
+    iface: IfaceIdx,
+    local_port: u16,
+    peer: SockAddr,
+    size: Option<u64>,
+    conn_seed: u64,
+) -> Box<dyn Agent> {
+    Box::new(TcpSenderAgent {
+        flow,
+        config,
+        cc,
+        iface,
+        local_port,
+        peer,
+        size,
+        conn_seed,
+        conn: None,
+        written: 0,
+        chunk: Vec::new(),
+    })
+}
+
+/// Builds the receiving endpoint of a TCP flow: it accepts the first SYN on `local_port`,
+/// reads and verifies everything, and closes when the sender has finished.
+pub fn tcp_receiver(
+    flow: FlowIdx,
+    config: Arc<TcpConfig>,
+    iface: IfaceIdx,
+    local_port: u16,
+) -> Box<dyn Agent> {
+    Box::new(TcpReceiverAgent {
+        flow,
+        config,
+        iface,
+        local_port,
+        conn: None,
+        peer: None,
+        read_buf: Vec::new(),
+    })
+}
+
+/// Sends every datagram the connection has ready and updates the flow's counters.
+fn flush(
+    conn: &mut Connection,
+    flow: FlowIdx,
+    iface: IfaceIdx,
+    src_port: u16,
+    dst: SockAddr,
+    ctx: &mut dyn NetCtx,
+) {
+    let now = ctx.now();
+    let Some(src_addr) = ctx.local_addr(iface) else {
+        return;
+    };
+    loop {
+        let mut buf = Vec::with_capacity(DATAGRAM_CAPACITY);
+        let Some(tx) = conn.poll_transmit(now, &mut buf) else {
+            break;
+        };
+        let c = ctx.counters(flow);
+        c.datagrams_sent += 1;
+        c.transport_bytes_sent += tx.len as u64;
+        ctx.send(
+            iface,
+            Packet {
+                src: SockAddr {
+                    addr: src_addr,
+                    port: src_port,
+                },
+                dst,
+                payload: buf,
+                flow: Some(flow),
+            },
+        );
+    }
+}
+
+struct TcpSenderAgent {
+    flow: FlowIdx,
+    config: Arc<TcpConfig>,
+    cc: CcKind,
+    iface: IfaceIdx,
+    local_port: u16,
+    peer: SockAddr,
+    size: Option<u64>,
+    conn_seed: u64,
+    conn: Option<Connection>,
+    written: u64,
+    chunk: Vec<u8>,
+}
+
+impl TcpSenderAgent {
+    /// Keeps the send buffer full of pattern bytes; closes after the last byte.
+    fn fill(&mut self) {
+        let Some(conn) = self.conn.as_mut() else {
+            return;
+        };
+        loop {
+            let room = conn.write_capacity();
+            let left = self.size.map_or(u64::MAX, |s| s - self.written);
+            if room == 0 || left == 0 {
+                break;
+            }
+            let n = (room as u64).min(left).min(64 * 1024) as usize;
+            self.chunk.clear();
+            pattern::fill(self.written, n, &mut self.chunk);
+            let taken = conn.write(&self.chunk);
+            self.written += taken as u64;
+            if taken < n {
+                break;
+            }
+        }
+        if self.size == Some(self.written) {
+            conn.close();
+        }
+    }
+
+    fn after_call(&mut self, ctx: &mut dyn NetCtx) {
+        self.fill();
+        if let Some(conn) = self.conn.as_mut() {
+            flush(conn, self.flow, self.iface, self.local_port, self.peer, ctx);
+            while conn.poll_event().is_some() {}
+            let s = conn.stats().sender;
+            let c = ctx.counters(self.flow);
+            c.retransmitted_segments = s.retransmitted_segments;
+            c.timeouts = s.timeouts;
+        }
+    }
+}
+
+impl Agent for TcpSenderAgent {
+    fn start(&mut self, ctx: &mut dyn NetCtx) {
+        let id = ConnId(self.conn_seed ^ rand::RngCore::next_u64(ctx.rng()));
+        match Connection::connect(self.config.clone(), self.cc, id, ctx.now()) {
+            Ok(c) => self.conn = Some(c),
+            Err(_) => return, // Configuration was validated when the scenario was loaded.
+        }
+        self.after_call(ctx);
+    }
+
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        if let Some(conn) = self.conn.as_mut() {
+            let _ = conn.handle_datagram(ctx.now(), &packet.payload);
+        }
+        self.after_call(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.handle_timeout(ctx.now());
+        }
+        self.after_call(ctx);
+    }
+
+    fn next_timer(&self) -> Option<roam_proto::Time> {
+        self.conn.as_ref().and_then(|c| c.poll_timeout())
+    }
+
+    fn sample(&self) -> AgentSample {
+        match &self.conn {
+            Some(c) => AgentSample {
+                cwnd_bytes: Some(c.sender().cwnd()),
+                seq: Some(c.sender().snd_una()),
+            },
+            None => AgentSample::default(),
+        }
+    }
+}
+
+struct TcpReceiverAgent {
+    flow: FlowIdx,
+    config: Arc<TcpConfig>,
+    iface: IfaceIdx,
+    local_port: u16,
+    conn: Option<Connection>,
+    peer: Option<SockAddr>,
+    read_buf: Vec<u8>,
+}
+
+impl TcpReceiverAgent {
+    fn after_call(&mut self, ctx: &mut dyn NetCtx) {
+        let (Some(conn), Some(peer)) = (self.conn.as_mut(), self.peer) else {
+            return;
+        };
+        let now = ctx.now();
+        loop {
+            self.read_buf.clear();
+            let offset = conn.receiver().bytes_delivered();
+            let n = conn.read(&mut self.read_buf, 1 << 20);
+            if n == 0 {
+                break;
+            }
+            let bad = pattern::mismatches(offset, &self.read_buf);
+            let c = ctx.counters(self.flow);
+            c.bytes_delivered += n as u64;
+            c.integrity_errors += bad;
+        }
+        while let Some(ev) = conn.poll_event() {
+            if ev == Event::Eof {
+                ctx.counters(self.flow).completed_at.get_or_insert(now);
+                conn.close();
+            }
+        }
+        flush(conn, self.flow, self.iface, self.local_port, peer, ctx);
+    }
+}
+
+impl Agent for TcpReceiverAgent {
+    fn start(&mut self, _ctx: &mut dyn NetCtx) {}
+
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        match self.conn.as_mut() {
+            Some(conn) => {
+                let _ = conn.handle_datagram(ctx.now(), &packet.payload);
+            }
+            None => {
+                // Passive open on the first valid SYN; anything else is ignored.
+                if let Ok(c) = Connection::accept(
+                    self.config.clone(),
+                    CcKind::default(),
+                    ctx.now(),
+                    &packet.payload,
+                ) {
+                    self.conn = Some(c);
+                    self.peer = Some(packet.src);
+                }
+            }
+        }
+        self.after_call(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.handle_timeout(ctx.now());
+        }
+        self.after_call(ctx);
+    }
+
+    fn next_timer(&self) -> Option<roam_proto::Time> {
+        self.conn.as_ref().and_then(|c| c.poll_timeout())
+    }
+}

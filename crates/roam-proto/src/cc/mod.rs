@@ -1,0 +1,138 @@
+//! Congestion controllers: one trait, used by sender-side engines (TCP, pTCP pipes) and by
+//! receiver-side engines (RCP pipes) alike.
+//!
+//! Controllers are driven by *events*, not by parsing acknowledgements: "bytes delivered",
+//! "loss detected (with its cause)", "retransmission timeout", "RTT sample". A sender raises
+//! them from ACKs; an RCP receiver raises the same events from DATA arrivals. Every hook has a
+//! no-op default so a controller implements only what it reacts to.
+
+mod new_reno;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use new_reno::NewReno;
+
+use crate::Time;
+
+/// Newly delivered data (cumulatively acknowledged or selectively acknowledged).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Delivered {
+    /// When the delivery was learned.
+    pub now: Time,
+    /// Bytes newly delivered in order by this event (cumulative acknowledgement / in-order
+    /// arrival). Window growth counts these (RFC 5681).
+    pub bytes: u64,
+    /// Bytes newly delivered out of order (SACKed / arrived beyond a hole).
+    pub sacked_bytes: u64,
+    /// Bytes in flight after the event.
+    pub in_flight: u64,
+    /// True while the engine is in loss recovery (window growth is suspended).
+    pub in_recovery: bool,
+    /// RTT sample carried by the event, if any.
+    pub rtt: Option<Duration>,
+}
+
+/// Why a loss was declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LossCause {
+    /// Duplicate acknowledgements / SACK scoreboard (RFC 5681, RFC 6675): fast retransmit.
+    DupAcks,
+    /// The receiver marked the hole as lost on its wireless hop (ELN): not congestion.
+    WirelessEln,
+}
+
+/// A congestion signal: at most one per window of data (the engine filters repeats inside
+/// one recovery episode).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossEvent {
+    /// When the loss was detected.
+    pub now: Time,
+    /// Why.
+    pub cause: LossCause,
+    /// FlightSize when the loss was detected (RFC 5681 eq. 4).
+    pub in_flight: u64,
+}
+
+/// A pluggable congestion controller (one instance per pipe).
+pub trait CongestionController: fmt::Debug + Send {
+    /// Short name (`newreno`, …).
+    fn name(&self) -> &'static str;
+    /// Congestion window in bytes.
+    fn window(&self) -> u64;
+    /// Slow-start threshold in bytes (`u64::MAX` when not yet set).
+    fn ssthresh(&self) -> u64;
+    /// Data was delivered.
+    fn on_delivered(&mut self, _ev: &Delivered) {}
+    /// A loss was detected (entering recovery).
+    fn on_loss(&mut self, _ev: &LossEvent) {}
+    /// The retransmission timer expired with `in_flight` bytes outstanding.
+    fn on_timeout(&mut self, _now: Time, _in_flight: u64) {}
+    /// A loss-recovery episode ended (everything outstanding at its start was delivered).
+    fn on_recovery_end(&mut self, _now: Time) {}
+    /// An RTT sample was taken; `min_rtt` is the smallest seen on this pipe.
+    fn on_rtt_sample(&mut self, _now: Time, _rtt: Duration, _min_rtt: Duration) {}
+}
+
+/// Which controller a pipe runs. The factory for per-pipe controllers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CcKind {
+    /// TCP NewReno (RFC 5681 + RFC 6582 window rules).
+    #[default]
+    NewReno,
+}
+
+impl CcKind {
+    /// Every selectable controller, by name.
+    pub const ALL: &'static [CcKind] = &[CcKind::NewReno];
+
+    /// The name used in scenario files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::NewReno => "newreno",
+        }
+    }
+
+    /// Builds a fresh controller for one pipe.
+    pub fn build(self, mss: u64, initial_window_segments: u32) -> Box<dyn CongestionController> {
+        match self {
+            CcKind::NewReno => Box::new(NewReno::new(mss, initial_window_segments)),
+        }
+    }
+}
+
+impl fmt::Display for CcKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An unknown congestion-controller name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown congestion control {name:?} (known: {known})")]
+pub struct UnknownCc {
+    /// What was asked for.
+    pub name: String,
+    /// The known names, comma-separated.
+    pub known: String,
+}
+
+impl FromStr for CcKind {
+    type Err = UnknownCc;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted = s.trim().to_ascii_lowercase();
+        CcKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == wanted || (wanted == "reno" && *k == CcKind::NewReno))
+            .ok_or_else(|| UnknownCc {
+                name: s.to_string(),
+                known: CcKind::ALL
+                    .iter()
+                    .map(|k| k.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}

@@ -1,0 +1,107 @@
+//! Configuration of the TCP-like engine. Deserialised from the `[flow.tcp]` table of scenario
+//! files; every field has a default, unknown fields are rejected.
+
+use serde::Deserialize;
+use std::time::Duration;
+
+/// Engine configuration. Defaults follow the papers and the RFCs: initial window of one segment
+/// (as in the papers' ns-2 setups), SACK on, no delayed ACK, RFC 6298 timer bounds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Largest payload per segment, in bytes (the papers use 1 KB segments).
+    pub mss: u16,
+    /// Initial congestion window, in segments.
+    pub initial_window: u32,
+    /// Offer/accept selective acknowledgements; without SACK, NewReno fast recovery (RFC 6582).
+    pub sack: bool,
+    /// Delay ACKs (RFC 5681 §4.2: every second full segment or after `delayed_ack_ms`).
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout in milliseconds.
+    pub delayed_ack_ms: u64,
+    /// Duplicate-ACK threshold (RFC 5681 / RFC 6675 DupThresh).
+    pub dup_thresh: u32,
+    /// Send buffer in bytes (the application can queue this much unacknowledged data).
+    pub send_buffer: u64,
+    /// Receive buffer in bytes (bounds the advertised window).
+    pub recv_buffer: u64,
+    /// Initial retransmission timeout in milliseconds (RFC 6298 §2.1: 1 s).
+    pub initial_rto_ms: u64,
+    /// Lower bound of the RTO in milliseconds (RFC 6298 §2.4: 1 s).
+    pub min_rto_ms: u64,
+    /// Upper bound of the RTO in milliseconds (RFC 6298 §2.5: at least 60 s).
+    pub max_rto_ms: u64,
+    /// Upper bound on the congestion window in segments (0 = none), like the "max sending
+    /// window" of tcp-probing.txt §4.1.
+    pub max_window_segments: u32,
+    /// SYN / SYN-ACK transmissions before giving up.
+    pub max_syn_retries: u32,
+    /// Consecutive RTO expiries on established data before the connection is aborted.
+    pub max_retries: u32,
+    /// TIME-WAIT duration in milliseconds (2·MSL; short by default so simulations end).
+    pub time_wait_ms: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1000,
+            initial_window: 1,
+            sack: true,
+            delayed_ack: false,
+            delayed_ack_ms: 200,
+            dup_thresh: 3,
+            send_buffer: 4 << 20,
+            recv_buffer: 4 << 20,
+            initial_rto_ms: 1000,
+            min_rto_ms: 1000,
+            max_rto_ms: 60_000,
+            max_window_segments: 0,
+            max_syn_retries: 6,
+            max_retries: 15,
+            time_wait_ms: 1000,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks ranges; returns a message naming the bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mss < 64 {
+            return Err(format!("mss: must be at least 64 bytes, got {}", self.mss));
+        }
+        if self.initial_window == 0 {
+            return Err("initial_window: must be at least 1 segment".into());
+        }
+        if self.dup_thresh == 0 {
+            return Err("dup_thresh: must be at least 1".into());
+        }
+        if self.recv_buffer < u64::from(self.mss) || self.recv_buffer > u64::from(u32::MAX) {
+            return Err(format!(
+                "recv_buffer: must be between mss and {} bytes, got {}",
+                u32::MAX,
+                self.recv_buffer
+            ));
+        }
+        if self.send_buffer < u64::from(self.mss) {
+            return Err("send_buffer: must be at least one mss".into());
+        }
+        if self.min_rto_ms == 0 || self.max_rto_ms < self.min_rto_ms {
+            return Err("min_rto_ms/max_rto_ms: need 0 < min_rto_ms <= max_rto_ms".into());
+        }
+        if self.initial_rto_ms == 0 {
+            return Err("initial_rto_ms: must be positive".into());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn initial_rto(&self) -> Duration {
+        Duration::from_millis(self.initial_rto_ms)
+    }
+    pub(crate) fn min_rto(&self) -> Duration {
+        Duration::from_millis(self.min_rto_ms)
+    }
+    pub(crate) fn max_rto(&self) -> Duration {
+        Duration::from_millis(self.max_rto_ms)
+    }
+}

@@ -1,0 +1,26 @@
+//! The TCP-like reliable byte-stream engine: handshake and teardown, ordered delivery,
+//! receive-window flow control, RFC 6298 timers, SACK (RFC 2018/6675) or NewReno (RFC 6582)
+//! recovery, optional delayed ACKs, pluggable congestion control.
+//!
+//! The engine is sans-IO. The host drives a [`Connection`] like this:
+//! 1. feed every datagram for the connection to [`Connection::handle_datagram`];
+//! 2. call [`Connection::poll_transmit`] until it returns `None`, sending each datagram;
+//! 3. arm a timer for [`Connection::poll_timeout`] and call [`Connection::handle_timeout`]
+//!    when it fires (spurious calls are harmless);
+//! 4. drain [`Connection::poll_event`]; read and write application data at any time.
+//!
+//! After steps 1, 3 or any application call, repeat 2–4.
+
+mod config;
+mod connection;
+mod reassembly;
+mod receiver;
+mod scoreboard;
+mod send_buffer;
+mod sender;
+
+pub use config::TcpConfig;
+pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit};
+pub use receiver::Receiver;
+pub use scoreboard::{Scoreboard, SentSegment};
+pub use sender::{Sender, SenderStats, TxSegment};

@@ -1,0 +1,199 @@
+//! The receiving half of a connection: reassembly, acknowledgement policy (immediate or
+//! delayed, RFC 5681 §4.2), SACK generation (RFC 2018), timestamp echo (RFC 7323 §4.3) and the
+//! advertised receive window.
+
+use std::time::Duration;
+
+use super::reassembly::{Arrival, Reassembly};
+use crate::Time;
+
+/// The receiving half.
+#[derive(Debug)]
+pub struct Receiver {
+    reasm: Reassembly,
+    capacity: u64,
+    mss: u64,
+    delayed_ack: bool,
+    delayed_ack_timeout: Duration,
+    /// RFC 7323 TS.Recent.
+    ts_recent: u32,
+    /// RFC 7323 Last.ACK.sent.
+    last_ack_sent: u64,
+    /// Right edge of the window last advertised (never moved left: RFC 793 / RFC 7323 §2.4).
+    rcv_adv: u64,
+    ack_now: bool,
+    unacked_segments: u32,
+    delack_deadline: Option<Time>,
+    /// Sequence number of the peer's FIN, once seen.
+    fin_seq: Option<u64>,
+    fin_received: bool,
+    bytes_delivered: u64,
+}
+
+impl Receiver {
+    /// A receiver expecting `rcv_nxt` next (one past the peer's SYN).
+    pub fn new(rcv_nxt: u64, capacity: u64, mss: u64, delayed_ack: bool, delack_ms: u64) -> Self {
+        Receiver {
+            reasm: Reassembly::new(rcv_nxt),
+            capacity,
+            mss,
+            delayed_ack,
+            delayed_ack_timeout: Duration::from_millis(delack_ms),
+            ts_recent: 0,
+            last_ack_sent: rcv_nxt,
+            rcv_adv: rcv_nxt + capacity,
+            ack_now: false,
+            unacked_segments: 0,
+            delack_deadline: None,
+            fin_seq: None,
+            fin_received: false,
+            bytes_delivered: 0,
+        }
+    }
+
+    /// RCV.NXT: the acknowledgement number to send.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.reasm.rcv_nxt()
+    }
+
+    /// The timestamp to echo.
+    pub fn ts_recent(&self) -> u32 {
+        self.ts_recent
+    }
+
+    /// True once the peer's FIN was received in order (end of stream).
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+
+    /// In-order bytes the application has read so far.
+    pub fn bytes_delivered(&self) -> u64 {
+        self.bytes_delivered
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn readable(&self) -> usize {
+        self.reasm.readable()
+    }
+
+    /// The window to advertise now: free buffer space, never shrinking the right edge.
+    pub fn window(&self) -> u64 {
+        let free = self.capacity.saturating_sub(self.reasm.buffered() as u64);
+        let keep = self.rcv_adv.saturating_sub(self.rcv_nxt());
+        free.max(keep).min(u64::from(u32::MAX))
+    }
+
+    /// Records that an ACK carrying the current state is being sent.
+    pub fn on_ack_sent(&mut self) {
+        self.last_ack_sent = self.rcv_nxt();
+        self.rcv_adv = self.rcv_nxt() + self.window();
+        self.ack_now = false;
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+    }
+
+    /// True when an ACK should go out now.
+    pub fn wants_ack(&self) -> bool {
+        self.ack_now
+    }
+
+    /// Requests an immediate ACK (e.g. after a duplicate SYN or an unacceptable segment).
+    pub fn force_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// Delayed-ACK deadline.
+    pub fn deadline(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    /// Handles an expired delayed-ACK timer.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.delack_deadline.is_some_and(|d| d <= now) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// Fills SACK blocks into `opts`.
+    pub fn fill_sack(&mut self, opts: &mut roam_wire::Options) {
+        self.reasm.sack_blocks(opts);
+    }
+
+    /// Processes the sequence part of a segment. Returns in-order bytes that became readable.
+    pub fn on_segment(
+        &mut self,
+        now: Time,
+        seq: u64,
+        payload: &[u8],
+        fin: bool,
+        ts_val: u32,
+    ) -> u64 {
+        let rcv_nxt = self.rcv_nxt();
+        let seg_end = seq + payload.len() as u64 + u64::from(fin);
+        // RFC 7323 §4.3: update TS.Recent from a segment covering Last.ACK.sent.
+        if seq <= self.last_ack_sent && seg_end >= self.last_ack_sent {
+            self.ts_recent = ts_val;
+        }
+        if fin {
+            let f = seq + payload.len() as u64;
+            self.fin_seq.get_or_insert(f);
+        }
+        if payload.is_empty() && !fin {
+            return 0;
+        }
+        // Trim to the receive window; data beyond it is dropped (RFC 793 §3.9).
+        let right = rcv_nxt + self.window();
+        let mut end = seq + payload.len() as u64;
+        if end > right {
+            end = right.max(seq);
+        }
+        let usable = &payload[..(end.saturating_sub(seq)) as usize];
+        let readable_before = self.reasm.readable();
+        let arrival = if usable.is_empty() {
+            if seq >= right && !payload.is_empty() {
+                self.ack_now = true; // Out of window: answer with our window (persist probe).
+            }
+            Arrival::Duplicate
+        } else {
+            self.reasm.insert(seq, usable)
+        };
+        if self.fin_seq == Some(self.rcv_nxt()) && !self.fin_received {
+            self.reasm.advance_control();
+            self.fin_received = true;
+            self.ack_now = true;
+        }
+        match arrival {
+            Arrival::InOrder { filled_hole: false }
+                if self.delayed_ack && !self.reasm.has_holes() =>
+            {
+                self.unacked_segments += 1;
+                if self.unacked_segments >= 2 || usable.len() as u64 >= 2 * self.mss {
+                    self.ack_now = true;
+                } else if self.delack_deadline.is_none() {
+                    self.delack_deadline = Some(now + self.delayed_ack_timeout);
+                }
+            }
+            // Out-of-order, duplicate and hole-filling segments are acknowledged at once
+            // (RFC 5681 §4.2), as is everything when delayed ACKs are off.
+            _ => self.ack_now = true,
+        }
+        (self.reasm.readable() - readable_before) as u64
+    }
+
+    /// Moves up to `max` readable bytes into `out`; may schedule a window update.
+    pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        let before = self.window();
+        let n = self.reasm.read(out, max);
+        self.bytes_delivered += n as u64;
+        let after = self.window();
+        // Window update when the window grows by two segments or half the buffer
+        // (receiver-side silly-window avoidance, RFC 1122 §4.2.3.3).
+        let threshold = (2 * self.mss).min(self.capacity / 2);
+        let advertised = self.rcv_adv.saturating_sub(self.rcv_nxt());
+        if n > 0 && after > before && after.saturating_sub(advertised) >= threshold {
+            self.ack_now = true;
+        }
+        n
+    }
+}

@@ -1,0 +1,388 @@
+//! The sender's record of outstanding segments: SACK marking, RFC 6675 loss marking and the
+//! "pipe" estimate of bytes in the network.
+
+use std::collections::VecDeque;
+
+use roam_wire::SackBlock;
+
+use crate::Time;
+
+/// One transmitted segment (sequence space, so a FIN counts one byte).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentSegment {
+    /// First sequence number.
+    pub seq: u64,
+    /// Sequence-space length (payload + 1 if it carries the FIN).
+    pub len: u32,
+    /// Carries the FIN.
+    pub fin: bool,
+    /// Last (re)transmission time.
+    pub sent_at: Time,
+    /// Transmissions so far.
+    pub tx_count: u16,
+    /// Selectively acknowledged.
+    pub sacked: bool,
+    /// Deemed lost (RFC 6675 IsLost, fast retransmit, or RTO).
+    pub lost: bool,
+    /// Retransmitted since it was deemed lost.
+    pub retransmitted: bool,
+}
+
+impl SentSegment {
+    fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+/// Result of a cumulative acknowledgement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Acked {
+    /// Sequence-space bytes newly acknowledged that had not been SACKed before.
+    pub newly_delivered: u64,
+    /// Sequence-space bytes removed from the board.
+    pub removed: u64,
+}
+
+/// Outstanding segments in sequence order, contiguous from SND.UNA to SND.NXT.
+#[derive(Debug, Clone, Default)]
+pub struct Scoreboard {
+    segs: VecDeque<SentSegment>,
+    outstanding: u64,
+    sacked_bytes: u64,
+    /// Bytes lost and not SACKed.
+    lost_bytes: u64,
+    /// Bytes lost, retransmitted, and not SACKed.
+    lost_retx_bytes: u64,
+    /// Index hint: no segment before it is lost-and-unretransmitted.
+    retx_hint: usize,
+    /// End of the highest SACKed segment (0 when none).
+    high_sacked: u64,
+}
+
+impl Scoreboard {
+    /// Records a newly sent segment at the right edge.
+    pub fn push(&mut self, seq: u64, len: u32, fin: bool, now: Time) {
+        debug_assert!(self.segs.back().is_none_or(|s| s.end() == seq));
+        self.segs.push_back(SentSegment {
+            seq,
+            len,
+            fin,
+            sent_at: now,
+            tx_count: 1,
+            sacked: false,
+            lost: false,
+            retransmitted: false,
+        });
+        self.outstanding += u64::from(len);
+    }
+
+    /// True when nothing is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    /// Sequence-space bytes outstanding (SND.NXT − SND.UNA).
+    pub fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+
+    /// Bytes SACKed and not yet cumulatively acknowledged.
+    pub fn sacked_bytes(&self) -> u64 {
+        self.sacked_bytes
+    }
+
+    /// RFC 6675 §4 SetPipe: bytes believed to be in the network — outstanding, minus SACKed,
+    /// minus lost, plus lost segments that were retransmitted.
+    pub fn pipe(&self) -> u64 {
+        self.outstanding - self.sacked_bytes - self.lost_bytes + self.lost_retx_bytes
+    }
+
+    /// The first outstanding segment.
+    pub fn first(&self) -> Option<&SentSegment> {
+        self.segs.front()
+    }
+
+    /// Segments outstanding (for tests and diagnostics).
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    fn unaccount(&mut self, s: &SentSegment) {
+        let len = u64::from(s.len);
+        self.outstanding -= len;
+        if s.sacked {
+            self.sacked_bytes -= len;
+        } else if s.lost {
+            self.lost_bytes -= len;
+            if s.retransmitted {
+                self.lost_retx_bytes -= len;
+            }
+        }
+    }
+
+    /// Removes everything below `ack`.
+    pub fn ack_to(&mut self, ack: u64) -> Acked {
+        let mut out = Acked::default();
+        while let Some(front) = self.segs.front().copied() {
+            if front.end() <= ack {
+                self.unaccount(&front);
+                self.segs.pop_front();
+                out.removed += u64::from(front.len);
+                if !front.sacked {
+                    out.newly_delivered += u64::from(front.len);
+                }
+                self.retx_hint = self.retx_hint.saturating_sub(1);
+            } else {
+                if front.seq < ack {
+                    // Partial acknowledgement of a segment: trim it (only a peer that
+                    // re-segments does this; ours never does, but untrusted input may).
+                    self.unaccount(&front);
+                    let cut = (ack - front.seq) as u32;
+                    let mut s = front;
+                    s.seq = ack;
+                    s.len -= cut;
+                    out.removed += u64::from(cut);
+                    if !front.sacked {
+                        out.newly_delivered += u64::from(cut);
+                    }
+                    self.segs[0] = s;
+                    self.account(&s);
+                }
+                break;
+            }
+        }
+        if self.segs.is_empty() {
+            self.retx_hint = 0;
+        }
+        out
+    }
+
+    fn account(&mut self, s: &SentSegment) {
+        let len = u64::from(s.len);
+        self.outstanding += len;
+        if s.sacked {
+            self.sacked_bytes += len;
+        } else if s.lost {
+            self.lost_bytes += len;
+            if s.retransmitted {
+                self.lost_retx_bytes += len;
+            }
+        }
+    }
+
+    /// Index of the first segment whose end is above `seq`.
+    fn index_after(&self, seq: u64) -> usize {
+        self.segs.partition_point(|s| s.end() <= seq)
+    }
+
+    /// Marks segments fully inside the SACK blocks; returns newly SACKed bytes.
+    pub fn sack(&mut self, blocks: &[SackBlock]) -> u64 {
+        let mut newly = 0;
+        for b in blocks {
+            let mut i = self.index_after(b.start);
+            while i < self.segs.len() {
+                let s = self.segs[i];
+                if s.seq >= b.end {
+                    break;
+                }
+                if s.seq >= b.start && s.end() <= b.end && !s.sacked {
+                    self.unaccount(&s);
+                    let mut t = s;
+                    t.sacked = true;
+                    self.segs[i] = t;
+                    self.account(&t);
+                    newly += u64::from(s.len);
+                    self.high_sacked = self.high_sacked.max(s.end());
+                }
+                i += 1;
+            }
+        }
+        newly
+    }
+
+    /// RFC 6675 §4 IsLost applied to the whole board: an un-SACKed segment is lost when at
+    /// least `dup_thresh` SACKed segments, or more than `(dup_thresh − 1)·mss` SACKed bytes,
+    /// lie above it. Walks down from the highest SACKed segment and stops at the first segment
+    /// already marked lost (everything below it was marked by an earlier, weaker walk).
+    pub fn mark_losses(&mut self, dup_thresh: u32, mss: u64) -> bool {
+        if self.sacked_bytes == 0 {
+            return false;
+        }
+        let top = self.index_after(self.high_sacked.saturating_sub(1));
+        let mut sacked_segs = 0u32;
+        let mut sacked_bytes = 0u64;
+        let byte_thresh = u64::from(dup_thresh.saturating_sub(1)) * mss;
+        let mut marked = false;
+        let mut i = top.min(self.segs.len().saturating_sub(1)) + 1;
+        while i > 0 {
+            i -= 1;
+            let s = self.segs[i];
+            if s.sacked {
+                sacked_segs += 1;
+                sacked_bytes += u64::from(s.len);
+                continue;
+            }
+            if s.lost {
+                break;
+            }
+            if sacked_segs >= dup_thresh || sacked_bytes > byte_thresh {
+                self.mark_lost_at(i);
+                marked = true;
+            }
+        }
+        marked
+    }
+
+    fn mark_lost_at(&mut self, i: usize) {
+        let s = self.segs[i];
+        if s.sacked || s.lost {
+            return;
+        }
+        self.unaccount(&s);
+        let mut t = s;
+        t.lost = true;
+        t.retransmitted = false;
+        self.segs[i] = t;
+        self.account(&t);
+        self.retx_hint = self.retx_hint.min(i);
+    }
+
+    /// Marks the first outstanding segment lost (fast retransmit, NewReno partial ACK).
+    pub fn mark_first_lost(&mut self) {
+        if !self.segs.is_empty() {
+            self.mark_lost_at(0);
+        }
+    }
+
+    /// True if the first outstanding segment is deemed lost.
+    pub fn first_is_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost && !s.sacked)
+    }
+
+    /// After a retransmission timeout every un-SACKed segment is deemed lost (RFC 6675 §5.1;
+    /// SACK information is kept, as our receivers never renege).
+    pub fn mark_all_lost(&mut self) {
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.sacked {
+                continue;
+            }
+            self.unaccount(&s);
+            let mut t = s;
+            t.lost = true;
+            t.retransmitted = false;
+            self.segs[i] = t;
+            self.account(&t);
+        }
+        self.retx_hint = 0;
+    }
+
+    /// RFC 6675 NextSeg rule 1: the first lost, un-SACKed segment not yet retransmitted.
+    pub fn next_lost(&mut self) -> Option<SentSegment> {
+        while self.retx_hint < self.segs.len() {
+            let s = self.segs[self.retx_hint];
+            if s.lost && !s.sacked && !s.retransmitted {
+                return Some(s);
+            }
+            self.retx_hint += 1;
+        }
+        None
+    }
+
+    /// Records the retransmission of the segment starting at `seq`.
+    pub fn on_retransmit(&mut self, seq: u64, now: Time) {
+        let i = self.index_after(seq);
+        if let Some(s) = self.segs.get(i).copied() {
+            if s.seq != seq {
+                return;
+            }
+            self.unaccount(&s);
+            let mut t = s;
+            t.tx_count = t.tx_count.saturating_add(1);
+            t.sent_at = now;
+            if t.lost {
+                t.retransmitted = true;
+            }
+            self.segs[i] = t;
+            self.account(&t);
+        }
+    }
+
+    /// The segment starting at `seq`, if outstanding.
+    pub fn get(&self, seq: u64) -> Option<&SentSegment> {
+        let i = self.index_after(seq);
+        self.segs.get(i).filter(|s| s.seq == seq)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn board(n: u64) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(1 + i * 100, 100, false, Time::ZERO);
+        }
+        b
+    }
+
+    #[test]
+    fn three_sacked_segments_above_mark_a_hole_lost() {
+        let mut b = board(6);
+        let newly = b.sack(&[SackBlock {
+            start: 101,
+            end: 401,
+        }]);
+        assert_eq!(newly, 300);
+        assert!(b.mark_losses(3, 100));
+        assert!(b.first_is_lost());
+        assert_eq!(b.pipe(), 600 - 300 - 100);
+        let s = b.next_lost().unwrap();
+        assert_eq!(s.seq, 1);
+        b.on_retransmit(1, Time::ZERO);
+        assert_eq!(b.pipe(), 300);
+        assert!(b.next_lost().is_none());
+    }
+
+    #[test]
+    fn two_sacked_segments_are_not_enough() {
+        let mut b = board(4);
+        b.sack(&[SackBlock {
+            start: 101,
+            end: 301,
+        }]);
+        assert!(!b.mark_losses(3, 100));
+        assert_eq!(b.pipe(), 200);
+    }
+
+    #[test]
+    fn cumulative_ack_removes_segments_and_accounting() {
+        let mut b = board(4);
+        b.sack(&[SackBlock {
+            start: 201,
+            end: 301,
+        }]);
+        let a = b.ack_to(301);
+        assert_eq!(a.removed, 300);
+        assert_eq!(a.newly_delivered, 200);
+        assert_eq!(b.outstanding(), 100);
+        assert_eq!(b.sacked_bytes(), 0);
+        assert_eq!(b.pipe(), 100);
+    }
+
+    #[test]
+    fn timeout_marks_everything_unsacked_lost() {
+        let mut b = board(4);
+        b.sack(&[SackBlock {
+            start: 201,
+            end: 301,
+        }]);
+        b.mark_all_lost();
+        assert_eq!(b.pipe(), 0);
+        assert_eq!(b.next_lost().unwrap().seq, 1);
+        b.on_retransmit(1, Time::ZERO);
+        assert_eq!(b.next_lost().unwrap().seq, 101);
+        assert_eq!(b.pipe(), 100);
+    }
+}

@@ -1,0 +1,481 @@
+//! The sending half of a connection: one sender *pipe* — sequence space, scoreboard, RTT
+//! estimator, congestion controller, loss recovery and the retransmission/persist timers.
+//!
+//! Loss recovery follows RFC 6675 (SACK) or RFC 6582 (NewReno, when SACK is off); the window
+//! arithmetic on loss is the congestion controller's (see [`crate::cc`]).
+
+use std::time::Duration;
+
+use roam_wire::SackBlock;
+
+use super::scoreboard::Scoreboard;
+use super::send_buffer::SendBuffer;
+use super::TcpConfig;
+use crate::cc::{CcKind, CongestionController, Delivered, LossCause, LossEvent};
+use crate::rtt::RttEstimator;
+use crate::Time;
+
+/// What the sender wants to put on the wire next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxSegment {
+    /// First sequence number.
+    pub seq: u64,
+    /// Payload bytes.
+    pub payload_len: u32,
+    /// Carries the FIN.
+    pub fin: bool,
+    /// This is a retransmission.
+    pub retransmission: bool,
+}
+
+/// An ongoing loss-recovery episode.
+#[derive(Debug, Clone, Copy)]
+struct Recovery {
+    /// RFC 6675 RecoveryPoint / RFC 6582 "recover": recovery ends when this is acknowledged.
+    point: u64,
+    /// RFC 6582 window inflation (dup-ACKs beyond the window), NewReno mode only.
+    inflation: u64,
+}
+
+/// Sender-side counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments sent for the first time.
+    pub segments_sent: u64,
+    /// Data segments retransmitted.
+    pub retransmitted_segments: u64,
+    /// Retransmission-timer expiries.
+    pub timeouts: u64,
+    /// Loss-recovery episodes entered.
+    pub recoveries: u64,
+    /// Bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+}
+
+/// One sender pipe.
+#[derive(Debug)]
+pub struct Sender {
+    mss: u64,
+    dup_thresh: u32,
+    max_window: u64,
+    max_retries: u32,
+    sack: bool,
+    buf: SendBuffer,
+    board: Scoreboard,
+    snd_una: u64,
+    snd_nxt: u64,
+    peer_window: u64,
+    cc: Box<dyn CongestionController>,
+    rtt: RttEstimator,
+    recovery: Option<Recovery>,
+    /// RFC 6582 `recover`: no new recovery episode until the ACK passes it.
+    recover: u64,
+    dupacks: u32,
+    force_retransmit: bool,
+    fin_queued: bool,
+    fin_sent: bool,
+    rto_deadline: Option<Time>,
+    persist_deadline: Option<Time>,
+    persist_backoff: u32,
+    probe_pending: bool,
+    failed: bool,
+    stats: SenderStats,
+}
+
+/// What an incoming acknowledgement did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    /// Bytes newly cumulatively acknowledged.
+    pub acked: u64,
+    /// The ACK acknowledged our FIN.
+    pub fin_acked: bool,
+}
+
+impl Sender {
+    /// A sender whose first data byte has sequence number `isn + 1` (the SYN takes `isn`).
+    pub fn new(cfg: &TcpConfig, cc: CcKind, mss: u64, sack: bool, first_seq: u64) -> Self {
+        let max_window = if cfg.max_window_segments == 0 {
+            u64::MAX
+        } else {
+            u64::from(cfg.max_window_segments) * mss
+        };
+        Sender {
+            mss,
+            dup_thresh: cfg.dup_thresh,
+            max_window,
+            max_retries: cfg.max_retries,
+            sack,
+            buf: SendBuffer::new(first_seq, cfg.send_buffer as usize),
+            board: Scoreboard::default(),
+            snd_una: first_seq,
+            snd_nxt: first_seq,
+            peer_window: u64::from(cfg.mss),
+            cc: cc.build(mss, cfg.initial_window),
+            rtt: RttEstimator::new(cfg.initial_rto(), cfg.min_rto(), cfg.max_rto()),
+            recovery: None,
+            recover: first_seq,
+            dupacks: 0,
+            force_retransmit: false,
+            fin_queued: false,
+            fin_sent: false,
+            rto_deadline: None,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probe_pending: false,
+            failed: false,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Applies the handshake's outcome (MSS and SACK) before any data was sent; data already
+    /// written stays queued.
+    pub fn negotiate(&mut self, cfg: &TcpConfig, cc: CcKind, mss: u64, sack: bool) {
+        self.mss = mss;
+        self.sack = sack;
+        self.cc = cc.build(mss, cfg.initial_window);
+        if cfg.max_window_segments != 0 {
+            self.max_window = u64::from(cfg.max_window_segments) * mss;
+        }
+    }
+
+    /// Application write; returns bytes accepted.
+    pub fn write(&mut self, data: &[u8]) -> usize {
+        if self.fin_queued {
+            return 0;
+        }
+        self.buf.write(data)
+    }
+
+    /// Free space in the send buffer.
+    pub fn write_capacity(&self) -> usize {
+        if self.fin_queued {
+            0
+        } else {
+            self.buf.free()
+        }
+    }
+
+    /// Queues a FIN after all written data.
+    pub fn close(&mut self) {
+        self.fin_queued = true;
+    }
+
+    /// SND.UNA.
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    /// SND.NXT.
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// Congestion window (bytes).
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    /// Slow-start threshold (bytes).
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+
+    /// Bytes believed in the network.
+    pub fn in_flight(&self) -> u64 {
+        self.board.pipe()
+    }
+
+    /// True when every byte and the FIN (if queued) were acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.board.is_empty() && self.snd_nxt == self.buf.end() + u64::from(self.fin_sent)
+    }
+
+    /// True if the FIN was sent and acknowledged.
+    pub fn fin_acked(&self) -> bool {
+        self.fin_sent && self.board.is_empty()
+    }
+
+    /// True after too many consecutive timeouts.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
+    /// Copies payload bytes of `seg` into `out`.
+    pub fn copy_payload(&self, seg: &TxSegment, out: &mut Vec<u8>) {
+        self.buf.copy_range(seg.seq, seg.payload_len as usize, out);
+    }
+
+    /// Feeds the first RTT sample taken during the handshake.
+    pub fn on_handshake_rtt(&mut self, rtt: Duration) {
+        self.rtt.on_sample(rtt);
+    }
+
+    /// Sets the peer's advertised window (from the handshake).
+    pub fn set_peer_window(&mut self, w: u64) {
+        self.peer_window = w;
+    }
+
+    /// Processes the acknowledgement fields of an incoming segment.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ack: u64,
+        window: u64,
+        sack_blocks: &[SackBlock],
+        rtt_sample: Option<Duration>,
+        carries_data: bool,
+    ) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        if ack > self.snd_nxt || ack < self.snd_una {
+            // Acknowledges data never sent, or an old ACK: ignore (RFC 793 §3.9).
+            return out;
+        }
+        let window_changed = window != self.peer_window;
+        self.peer_window = window;
+        let newly_sacked = if self.sack && !sack_blocks.is_empty() {
+            self.board.sack(sack_blocks)
+        } else {
+            0
+        };
+        let mut delivered = 0;
+        if ack > self.snd_una {
+            let fin_was_outstanding = self.fin_sent && !self.board.is_empty();
+            let acked = self.board.ack_to(ack);
+            delivered = acked.newly_delivered;
+            out.acked = ack - self.snd_una;
+            self.stats.bytes_acked += out.acked;
+            self.snd_una = ack;
+            self.buf.ack_to(ack);
+            self.dupacks = 0;
+            if let Some(rtt) = rtt_sample {
+                self.rtt.on_sample(rtt);
+                self.cc.on_rtt_sample(now, rtt, self.rtt.min_rtt());
+            }
+            out.fin_acked = fin_was_outstanding && self.board.is_empty();
+            self.rto_deadline = if self.board.is_empty() {
+                None
+            } else {
+                Some(now + self.rtt.rto())
+            };
+        } else if !self.board.is_empty()
+            && !carries_data
+            && (newly_sacked > 0 || (!self.sack && !window_changed))
+        {
+            // RFC 5681 §2 duplicate ACK (with SACK: one that SACKs new data, RFC 6675 §2).
+            self.dupacks += 1;
+        }
+        if self.sack && (newly_sacked > 0 || out.acked > 0) {
+            self.board.mark_losses(self.dup_thresh, self.mss);
+        }
+        if self.peer_window > 0 {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        self.update_recovery(now, out.acked);
+        self.cc.on_delivered(&Delivered {
+            now,
+            bytes: delivered,
+            sacked_bytes: newly_sacked,
+            in_flight: self.board.pipe(),
+            in_recovery: self.recovery.is_some(),
+            rtt: rtt_sample.filter(|_| out.acked > 0),
+        });
+        out
+    }
+
+    fn update_recovery(&mut self, now: Time, acked: u64) {
+        if let Some(mut rec) = self.recovery {
+            if self.snd_una >= rec.point {
+                // Full acknowledgement: recovery ends (RFC 6582 §3.2 step 3, RFC 6675 §5).
+                self.recovery = None;
+                self.cc.on_recovery_end(now);
+            } else if acked > 0 {
+                if !self.sack {
+                    // RFC 6582 §3.2 step 3 partial ACK: retransmit the first unacknowledged
+                    // segment, deflate by the amount acknowledged, add back one segment.
+                    rec.inflation = rec.inflation.saturating_sub(acked) + self.mss;
+                    self.board.mark_first_lost();
+                    self.force_retransmit = true;
+                }
+                self.recovery = Some(rec);
+            } else if !self.sack && self.dupacks > self.dup_thresh {
+                // RFC 6582 §3.2 step 4: each further duplicate ACK inflates the window.
+                rec.inflation += self.mss;
+                self.recovery = Some(rec);
+            }
+            return;
+        }
+        let triggered =
+            self.dupacks >= self.dup_thresh || (self.sack && self.board.first_is_lost());
+        // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
+        if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
+            let flight = self.board.outstanding();
+            self.recovery = Some(Recovery {
+                point: self.snd_nxt,
+                inflation: if self.sack { 0 } else { 3 * self.mss },
+            });
+            self.recover = self.snd_nxt;
+            self.stats.recoveries += 1;
+            self.cc.on_loss(&LossEvent {
+                now,
+                cause: LossCause::DupAcks,
+                in_flight: flight,
+            });
+            self.board.mark_first_lost();
+            self.force_retransmit = true;
+        }
+    }
+
+    /// The usable window: congestion window (capped) plus NewReno inflation.
+    fn window(&self) -> u64 {
+        let infl = self.recovery.map_or(0, |r| r.inflation);
+        self.cc.window().min(self.max_window).saturating_add(infl)
+    }
+
+    /// Chooses the next segment to send, if the windows allow one, and records it as sent.
+    pub fn next_segment(&mut self, now: Time) -> Option<TxSegment> {
+        if self.failed {
+            return None;
+        }
+        let pipe = self.board.pipe();
+        let window = self.window();
+        if let Some(lost) = self.board.next_lost() {
+            if self.force_retransmit || pipe + u64::from(lost.len) <= window || pipe == 0 {
+                self.force_retransmit = false;
+                return Some(self.retransmit(now, lost.seq, lost.len, lost.fin));
+            }
+            // Retransmissions come before new data (RFC 6675 NextSeg rule 1).
+            return None;
+        }
+        self.force_retransmit = false;
+        let data_end = self.buf.end();
+        let avail = data_end.saturating_sub(self.snd_nxt);
+        let right_edge = self.snd_una.saturating_add(self.peer_window);
+        let wnd_room = right_edge.saturating_sub(self.snd_nxt);
+        let fin_pending = self.fin_queued && !self.fin_sent;
+        if avail == 0 && !fin_pending {
+            return None;
+        }
+        if self.probe_pending && avail > 0 && wnd_room == 0 {
+            // Zero-window probe (RFC 1122 §4.2.2.17): one byte past the window.
+            self.probe_pending = false;
+            return Some(self.send_new(now, 1, false));
+        }
+        self.probe_pending = false;
+        let mut len = avail.min(self.mss).min(wnd_room);
+        let cwnd_room = window.saturating_sub(pipe);
+        if len > cwnd_room {
+            len = if cwnd_room >= self.mss { self.mss } else { 0 };
+            len = len.min(cwnd_room);
+        }
+        // Nagle (RFC 896): hold back a small segment while data is outstanding.
+        if len > 0 && len < self.mss && len < avail {
+            return None;
+        }
+        if len > 0 && len < self.mss && !self.board.is_empty() && !fin_pending {
+            return None;
+        }
+        let fin = fin_pending && self.snd_nxt + len == data_end && (len > 0 || cwnd_room > 0);
+        if len == 0 && !fin {
+            if self.peer_window == 0 && self.board.is_empty() && self.persist_deadline.is_none() {
+                self.persist_deadline = Some(now + self.rtt.rto());
+            }
+            return None;
+        }
+        Some(self.send_new(now, len, fin))
+    }
+
+    fn send_new(&mut self, now: Time, len: u64, fin: bool) -> TxSegment {
+        let seg = TxSegment {
+            seq: self.snd_nxt,
+            payload_len: len as u32,
+            fin,
+            retransmission: false,
+        };
+        let seq_len = len as u32 + u32::from(fin);
+        self.board.push(self.snd_nxt, seq_len, fin, now);
+        self.snd_nxt += u64::from(seq_len);
+        if fin {
+            self.fin_sent = true;
+        }
+        self.stats.segments_sent += 1;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        seg
+    }
+
+    fn retransmit(&mut self, now: Time, seq: u64, len: u32, fin: bool) -> TxSegment {
+        self.board.on_retransmit(seq, now);
+        self.stats.retransmitted_segments += 1;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        TxSegment {
+            seq,
+            payload_len: len - u32::from(fin),
+            fin,
+            retransmission: true,
+        }
+    }
+
+    /// The earliest timer deadline.
+    pub fn deadline(&self) -> Option<Time> {
+        match (self.rto_deadline, self.persist_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Handles expired timers.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            self.persist_deadline = None;
+            if self.peer_window == 0 && self.board.is_empty() {
+                // Persist timer (RFC 1122 §4.2.2.17): probe the zero window, backing off.
+                self.persist_backoff = (self.persist_backoff + 1).min(6);
+                self.probe_pending = true;
+            }
+        }
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.rto_deadline = None;
+            if self.board.is_empty() {
+                return;
+            }
+            if self.peer_window == 0 {
+                // The outstanding byte is a zero-window probe: probe again without treating
+                // the silence as congestion, and never give up (RFC 1122 §4.2.2.17).
+                self.board.mark_first_lost();
+                self.force_retransmit = true;
+                self.persist_backoff = (self.persist_backoff + 1).min(6);
+                let every = self.rtt.rto() * (1 << self.persist_backoff);
+                self.rto_deadline = Some(now + every.min(Duration::from_secs(60)));
+                return;
+            }
+            if self.rtt.backoff_count() >= self.max_retries {
+                self.failed = true;
+                return;
+            }
+            // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, retransmit.
+            self.stats.timeouts += 1;
+            self.cc.on_timeout(now, self.board.outstanding());
+            self.rtt.back_off();
+            self.board.mark_all_lost();
+            self.recovery = None;
+            self.recover = self.snd_nxt;
+            self.dupacks = 0;
+            self.force_retransmit = true;
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+}

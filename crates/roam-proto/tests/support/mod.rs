@@ -1,0 +1,228 @@
+//! A two-endpoint test fixture: a client and a server connection joined by a simple virtual
+//! link (delay, rate, seeded loss/reordering/duplication), stepped in virtual time.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use roam_proto::cc::CcKind;
+use roam_proto::tcp::{Connection, Event, TcpConfig};
+use roam_proto::Time;
+use roam_wire::ConnId;
+
+/// Impairments of one direction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Impair {
+    pub loss: f64,
+    pub reorder: f64,
+    pub duplicate: f64,
+    /// Drop everything in [start, end).
+    pub blackout: Option<(f64, f64)>,
+}
+
+/// Decides per datagram (to_server, bytes) whether it survives.
+pub type DropFilter = Box<dyn FnMut(bool, &[u8]) -> bool>;
+
+pub struct Pair {
+    pub now: Time,
+    pub client: Connection,
+    pub server: Option<Connection>,
+    pub cfg: Arc<TcpConfig>,
+    /// (arrival time, seq) → (to_server, bytes)
+    in_flight: BTreeMap<(Time, u64), (bool, Vec<u8>)>,
+    next_id: u64,
+    pub delay: Duration,
+    /// Serialisation time per byte (rate), per direction: next free time.
+    pub bytes_per_sec: f64,
+    busy_until: [Time; 2],
+    pub fwd: Impair,
+    pub rev: Impair,
+    rng: ChaCha8Rng,
+    pub received: Vec<u8>,
+    pub server_events: Vec<Event>,
+    pub client_events: Vec<Event>,
+    pub datagrams: [u64; 2],
+    /// Optional filter: return false to drop a datagram (to_server, bytes).
+    pub drop_filter: Option<DropFilter>,
+}
+
+impl Pair {
+    pub fn new(cfg: TcpConfig, seed: u64) -> Pair {
+        let cfg = Arc::new(cfg);
+        let client =
+            Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(seed | 1), Time::ZERO)
+                .expect("valid config");
+        Pair {
+            now: Time::ZERO,
+            client,
+            server: None,
+            cfg,
+            in_flight: BTreeMap::new(),
+            next_id: 0,
+            delay: Duration::from_millis(20),
+            bytes_per_sec: 1.25e6,
+            busy_until: [Time::ZERO; 2],
+            fwd: Impair::default(),
+            rev: Impair::default(),
+            rng: ChaCha8Rng::seed_from_u64(seed),
+            received: Vec::new(),
+            server_events: Vec::new(),
+            client_events: Vec::new(),
+            datagrams: [0; 2],
+            drop_filter: None,
+        }
+    }
+
+    fn enqueue(&mut self, to_server: bool, bytes: Vec<u8>) {
+        let dir = usize::from(!to_server);
+        self.datagrams[dir] += 1;
+        if let Some(f) = self.drop_filter.as_mut() {
+            if !f(to_server, &bytes) {
+                return;
+            }
+        }
+        let imp = if to_server { self.fwd } else { self.rev };
+        let start = self.now.max(self.busy_until[dir]);
+        let tx = Duration::from_secs_f64((bytes.len() + 28) as f64 / self.bytes_per_sec);
+        let done = start + tx;
+        self.busy_until[dir] = done;
+        let t = self.now.as_secs_f64();
+        if let Some((a, b)) = imp.blackout {
+            if t >= a && t < b {
+                return;
+            }
+        }
+        if self.rng.gen_bool(imp.loss) {
+            return;
+        }
+        let mut arrive = done + self.delay;
+        if self.rng.gen_bool(imp.reorder) {
+            arrive += Duration::from_millis(self.rng.gen_range(1..30));
+        }
+        if self.rng.gen_bool(imp.duplicate) {
+            self.next_id += 1;
+            self.in_flight.insert(
+                (arrive + Duration::from_millis(3), self.next_id),
+                (to_server, bytes.clone()),
+            );
+        }
+        self.next_id += 1;
+        self.in_flight
+            .insert((arrive, self.next_id), (to_server, bytes));
+    }
+
+    fn flush(&mut self) {
+        let mut buf = Vec::new();
+        while self.client.poll_transmit(self.now, &mut buf).is_some() {
+            self.enqueue(true, buf.clone());
+        }
+        while let Some(e) = self.client.poll_event() {
+            self.client_events.push(e);
+        }
+        if let Some(s) = self.server.as_mut() {
+            let mut out = Vec::new();
+            loop {
+                let n = s.read(&mut self.received, 1 << 20);
+                if n == 0 {
+                    break;
+                }
+            }
+            while let Some(e) = s.poll_event() {
+                if e == Event::Eof {
+                    s.close(); // A sink closes its side once the sender has finished.
+                }
+                self.server_events.push(e);
+            }
+            while s.poll_transmit(self.now, &mut buf).is_some() {
+                out.push(buf.clone());
+            }
+            for b in out {
+                self.enqueue(false, b);
+            }
+        }
+    }
+
+    /// Advances to the next event; returns false when nothing is pending.
+    pub fn step(&mut self) -> bool {
+        self.flush();
+        let next_pkt = self.in_flight.keys().next().map(|k| k.0);
+        let mut next = next_pkt;
+        for t in [
+            self.client.poll_timeout(),
+            self.server.as_ref().and_then(|s| s.poll_timeout()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            next = Some(next.map_or(t, |n: Time| n.min(t)));
+        }
+        let Some(t) = next else { return false };
+        self.now = self.now.max(t);
+        if next_pkt == Some(t) {
+            let key = *self.in_flight.keys().next().unwrap();
+            let (to_server, bytes) = self.in_flight.remove(&key).unwrap();
+            if to_server {
+                match self.server.as_mut() {
+                    Some(s) => {
+                        let _ = s.handle_datagram(self.now, &bytes);
+                    }
+                    None => {
+                        if let Ok(s) =
+                            Connection::accept(self.cfg.clone(), CcKind::NewReno, self.now, &bytes)
+                        {
+                            self.server = Some(s);
+                        }
+                    }
+                }
+            } else {
+                let _ = self.client.handle_datagram(self.now, &bytes);
+            }
+        } else {
+            self.client.handle_timeout(self.now);
+            if let Some(s) = self.server.as_mut() {
+                s.handle_timeout(self.now);
+            }
+        }
+        self.flush();
+        true
+    }
+
+    /// Runs until `until` (virtual seconds) or until nothing is pending.
+    pub fn run_until(&mut self, until: f64) {
+        let end = Time::from_secs_f64(until);
+        while self.now < end && self.step() {}
+    }
+
+    /// Sends `data` from client to server and closes; returns when done or at `limit` s.
+    pub fn transfer(&mut self, data: &[u8], limit: f64) {
+        let mut off = 0;
+        let end = Time::from_secs_f64(limit);
+        let mut closed = false;
+        while self.now < end {
+            if off < data.len() {
+                off += self.client.write(&data[off..]);
+            } else if !closed {
+                self.client.close();
+                closed = true;
+            }
+            if !self.step() {
+                break;
+            }
+            if closed
+                && self.client.is_closed()
+                && self.server.as_ref().is_some_and(|s| s.is_closed())
+            {
+                break;
+            }
+        }
+    }
+}
+
+pub fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    (0..len).map(|_| r.gen()).collect()
+}
