@@ -111,3 +111,92 @@ fn lost_syn_is_retransmitted() {
         "the SYN waited for the 1 s initial RTO"
     );
 }
+
+#[test]
+fn retransmission_timer_backs_off_during_a_long_blackout() {
+    let mut p = Pair::new(TcpConfig::default(), 6);
+    // Everything from client to server is lost between 0.5 s and 20 s.
+    p.fwd.blackout = Some((0.5, 20.0));
+    let d = data(3_000_000, 6);
+    p.transfer(&d, 120.0);
+    assert!(
+        p.received == d,
+        "received {} state {:?} stats {:?} now {}",
+        p.received.len(),
+        p.client.state(),
+        p.client.stats(),
+        p.now
+    );
+    let st = p.client.stats().sender;
+    // 1 s, 2 s, 4 s, 8 s … backoff: a handful of expiries cover 19.5 s, not dozens.
+    assert!(
+        st.timeouts >= 3 && st.timeouts <= 6,
+        "timeouts = {}",
+        st.timeouts
+    );
+}
+
+#[test]
+fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
+    for sack in [true, false] {
+        let cfg = TcpConfig {
+            sack,
+            ..TcpConfig::default()
+        };
+        let mut p = Pair::new(cfg, 7);
+        let mut n = 0;
+        // Drop the 40th data-bearing datagram from the client once.
+        p.drop_filter = Some(Box::new(move |to_server, bytes| {
+            if to_server && bytes.len() > 500 {
+                n += 1;
+                return n != 40;
+            }
+            true
+        }));
+        let d = data(300_000, 7);
+        p.transfer(&d, 60.0);
+        assert!(p.received == d);
+        let st = p.client.stats().sender;
+        assert_eq!(st.timeouts, 0, "sack={sack}");
+        assert_eq!(st.recoveries, 1, "sack={sack}");
+        assert_eq!(st.retransmitted_segments, 1, "sack={sack}");
+    }
+}
+
+#[test]
+fn zero_window_is_probed_until_the_reader_drains() {
+    let cfg = TcpConfig {
+        recv_buffer: 8_000,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, 8);
+    p.server_reads = false;
+    let d = data(50_000, 8);
+    let mut off = 0;
+    while p.now.as_secs_f64() < 20.0 {
+        off += p.client.write(&d[off..]);
+        if !p.step() {
+            break;
+        }
+    }
+    let server = p.server.as_ref().expect("connected");
+    assert_eq!(server.receiver().readable(), 8_000, "the window filled up");
+    assert_eq!(
+        p.client.stats().sender.timeouts,
+        0,
+        "probing is not a timeout"
+    );
+    p.server_reads = true;
+    p.transfer(&d[off..].to_vec(), 200.0);
+    assert_eq!(p.received.len(), d.len());
+    assert!(p.received == d);
+}
+
+#[test]
+fn handshake_gives_up_when_the_peer_never_answers() {
+    let mut p = Pair::new(TcpConfig::default(), 9);
+    p.fwd.loss = 1.0;
+    p.run_until(1_000.0);
+    assert_eq!(p.client.state(), State::Closed);
+    assert!(p.client_events.contains(&Event::TimedOut));
+}

@@ -48,6 +48,8 @@ pub struct Pair {
     pub datagrams: [u64; 2],
     /// Optional filter: return false to drop a datagram (to_server, bytes).
     pub drop_filter: Option<DropFilter>,
+    /// When false the server application does not read (its window fills up).
+    pub server_reads: bool,
 }
 
 impl Pair {
@@ -74,6 +76,7 @@ impl Pair {
             client_events: Vec::new(),
             datagrams: [0; 2],
             drop_filter: None,
+            server_reads: true,
         }
     }
 
@@ -125,7 +128,7 @@ impl Pair {
         }
         if let Some(s) = self.server.as_mut() {
             let mut out = Vec::new();
-            loop {
+            while self.server_reads {
                 let n = s.read(&mut self.received, 1 << 20);
                 if n == 0 {
                     break;
