@@ -187,7 +187,7 @@ fn zero_window_is_probed_until_the_reader_drains() {
         "probing is not a timeout"
     );
     p.server_reads = true;
-    p.transfer(&d[off..].to_vec(), 200.0);
+    p.transfer(&d[off..], 200.0);
     assert_eq!(p.received.len(), d.len());
     assert!(p.received == d);
 }
