@@ -8,5 +8,6 @@ pub mod time;
 
 pub use time::Time;
 pub mod cc;
+pub mod linkinfo;
 pub mod rtt;
 pub mod tcp;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 pub use new_reno::NewReno;
 
+use crate::linkinfo::LinkInfo;
 use crate::Time;
 
 /// Newly delivered data (cumulatively acknowledged or selectively acknowledged).
@@ -73,6 +74,10 @@ pub trait CongestionController: fmt::Debug + Send {
     fn on_recovery_end(&mut self, _now: Time) {}
     /// An RTT sample was taken; `min_rtt` is the smallest seen on this pipe.
     fn on_rtt_sample(&mut self, _now: Time, _rtt: Duration, _min_rtt: Duration) {}
+    /// The host updated what it knows about the local link this pipe uses.
+    fn on_local_link(&mut self, _now: Time, _info: &LinkInfo) {}
+    /// The peer reported its link (link-info / last-link options inside ACKs or requests).
+    fn on_peer_link(&mut self, _now: Time, _info: &LinkInfo) {}
 }
 
 /// Which controller a pipe runs. The factory for per-pipe controllers.

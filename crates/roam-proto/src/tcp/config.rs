@@ -40,6 +40,9 @@ pub struct TcpConfig {
     pub max_retries: u32,
     /// TIME-WAIT duration in milliseconds (2·MSL; short by default so simulations end).
     pub time_wait_ms: u64,
+    /// Attach this host's wireless link facts to outgoing ACKs (link-info and last-link
+    /// options; atl.txt §IV-A, last-link-heuristics.txt) when the local link is wireless.
+    pub report_link_info: bool,
 }
 
 impl Default for TcpConfig {
@@ -60,6 +63,7 @@ impl Default for TcpConfig {
             max_syn_retries: 6,
             max_retries: 15,
             time_wait_ms: 1000,
+            report_link_info: false,
         }
     }
 }

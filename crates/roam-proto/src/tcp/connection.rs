@@ -5,12 +5,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{ConnId, DecodeError, Flags, Options, Segment};
+use roam_wire::{ConnId, DecodeError, Flags, LastLinkReport, LinkInfoReport, Options, Segment};
 
 use super::receiver::Receiver;
 use super::sender::{Sender, SenderStats, TxSegment};
 use super::TcpConfig;
 use crate::cc::CcKind;
+use crate::linkinfo::LinkInfo;
 use crate::Time;
 
 /// Initial sequence number. Connections are told apart by their random [`ConnId`], not by the
@@ -114,6 +115,8 @@ pub struct Connection {
     rst_pending: bool,
     /// The application closed before the handshake completed.
     close_requested: bool,
+    /// Latest facts about the local link, if the host supplied any.
+    local_link: Option<LinkInfo>,
     events: VecDeque<Event>,
     stats: ConnStats,
 }
@@ -148,6 +151,7 @@ impl Connection {
             time_wait_deadline: None,
             rst_pending: false,
             close_requested: false,
+            local_link: None,
             events: VecDeque::new(),
             stats: ConnStats::default(),
         }
@@ -293,6 +297,15 @@ impl Connection {
         }
     }
 
+    /// Updates what the host knows about the local link (the simulator's link model, the OS,
+    /// or the user). Reaches the congestion controller, and the peer when
+    /// [`TcpConfig::report_link_info`] is set.
+    pub fn set_link_info(&mut self, now: Time, info: LinkInfo) {
+        let info = info.sanitized();
+        self.local_link = Some(info);
+        self.sender.on_local_link(now, &info);
+    }
+
     /// The next application event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
@@ -368,6 +381,9 @@ impl Connection {
             // A repeated SYN-ACK: our handshake ACK was lost; acknowledge again.
             self.receiver.force_ack();
             return;
+        }
+        if let Some(peer) = peer_link(&seg.options) {
+            self.sender.on_peer_link(now, &peer);
         }
         if seg.flags.contains(Flags::ACK) {
             let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
@@ -526,6 +542,12 @@ impl Connection {
         if self.sack {
             self.receiver.fill_sack(&mut opts);
         }
+        if let Some(li) = self
+            .local_link
+            .filter(|l| self.cfg.report_link_info && l.wireless)
+        {
+            report_link(&li, &mut opts);
+        }
         self.segment(now, flags, seq, opts)
     }
 
@@ -563,5 +585,69 @@ impl Connection {
             len: buf.len(),
             retransmission: tx.is_some_and(|t| t.retransmission),
         }
+    }
+}
+
+/// Encodes the local link facts as the link-info (atl.txt §IV-A) and last-link
+/// (last-link-heuristics.txt) options.
+fn report_link(li: &LinkInfo, opts: &mut Options) {
+    let ppm = |p: f64| (p * 1e6).round().clamp(0.0, 1e6) as u32;
+    opts.link_info = Some(LinkInfoReport {
+        p_w_ppm: ppm(li.loss_prob),
+        d_w_us: u32::try_from(li.one_way_delay.as_micros()).unwrap_or(u32::MAX),
+        handoff_count: li.handoffs as u16,
+    });
+    opts.last_link = Some(LastLinkReport {
+        bandwidth_bps: li.bandwidth_bps,
+        per_ppm: ppm(li.per),
+    });
+}
+
+/// The peer's link facts, if its segment reported any.
+fn peer_link(opts: &Options) -> Option<LinkInfo> {
+    if opts.link_info.is_none() && opts.last_link.is_none() {
+        return None;
+    }
+    let mut li = LinkInfo {
+        wireless: true,
+        up: true,
+        ..LinkInfo::default()
+    };
+    if let Some(r) = opts.link_info {
+        li.loss_prob = f64::from(r.p_w_ppm) / 1e6;
+        li.one_way_delay = Duration::from_micros(u64::from(r.d_w_us));
+        li.handoffs = u32::from(r.handoff_count);
+    }
+    if let Some(r) = opts.last_link {
+        li.bandwidth_bps = r.bandwidth_bps;
+        li.per = f64::from(r.per_ppm) / 1e6;
+    }
+    Some(li.sanitized())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reported_link_facts_survive_the_options_round_trip() {
+        let li = LinkInfo {
+            wireless: true,
+            loss_prob: 0.0125,
+            per: 0.008,
+            one_way_delay: Duration::from_millis(50),
+            bandwidth_bps: 7_000_000,
+            handoffs: 3,
+            ..LinkInfo::wired(0, Duration::ZERO)
+        };
+        let mut opts = Options::default();
+        report_link(&li, &mut opts);
+        let back = peer_link(&opts).expect("reported");
+        assert_eq!(back.loss_prob, 0.0125);
+        assert_eq!(back.per, 0.008);
+        assert_eq!(back.one_way_delay, Duration::from_millis(50));
+        assert_eq!(back.bandwidth_bps, 7_000_000);
+        assert_eq!(back.handoffs, 3);
+        assert!(peer_link(&Options::default()).is_none());
     }
 }

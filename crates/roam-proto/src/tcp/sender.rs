@@ -12,6 +12,7 @@ use super::scoreboard::Scoreboard;
 use super::send_buffer::SendBuffer;
 use super::TcpConfig;
 use crate::cc::{CcKind, CongestionController, Delivered, LossCause, LossEvent};
+use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
 use crate::Time;
 
@@ -136,6 +137,16 @@ impl Sender {
         if cfg.max_window_segments != 0 {
             self.max_window = u64::from(cfg.max_window_segments) * mss;
         }
+    }
+
+    /// Passes the host's facts about the local link to the congestion controller.
+    pub fn on_local_link(&mut self, now: Time, info: &LinkInfo) {
+        self.cc.on_local_link(now, info);
+    }
+
+    /// Passes the peer's reported link facts to the congestion controller.
+    pub fn on_peer_link(&mut self, now: Time, info: &LinkInfo) {
+        self.cc.on_peer_link(now, info);
     }
 
     /// Application write; returns bytes accepted.
