@@ -1,10 +1,28 @@
 //! roam's deterministic discrete-event network simulator.
 //!
-//! Virtual time, one seeded RNG per run, events ordered by (time, sequence id). Hosts with
-//! several interfaces, routers with static routes, point-to-point links with rate, propagation
-//! delay, drop-tail queues and per-direction impairments. Protocol agents hand real encoded
-//! datagrams to the sans-IO engines of `roam-proto`.
+//! Virtual time, one seeded RNG per run (split into named streams), events ordered by (time,
+//! sequence id). Hosts with several interfaces, routers with static routes, point-to-point links
+//! with rate, propagation delay, drop-tail queues and per-direction impairments. Protocol agents
+//! hand real encoded datagrams to the sans-IO engines of `roam-proto`.
+//!
+//! ```no_run
+//! let scenario = roam_sim::Scenario::load(std::path::Path::new("scenarios/validation/dumbbell-single.toml"))?;
+//! let result = roam_sim::run(&scenario);
+//! println!("{}", serde_json::to_string_pretty(&result)?);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod agent;
 pub mod agents;
+mod event;
+pub mod link;
+mod metrics;
 pub mod result;
+mod rng;
+mod run;
+pub mod scenario;
+mod sim;
+mod world;
+
+pub use run::{receiver_port, run, run_with_progress, sender_port};
+pub use scenario::{set_param, Scenario, ScenarioError};

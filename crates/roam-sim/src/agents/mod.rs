@@ -1,4 +1,5 @@
 //! Agents that run on simulated hosts.
 
+pub mod pattern;
 pub mod tcp;
 pub mod udp;

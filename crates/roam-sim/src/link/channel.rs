@@ -1,0 +1,242 @@
+//! The sending side of one link direction: a drop-tail queue in front of a transmitter that
+//! serialises packets at a fixed rate or drains them at a trace's delivery opportunities.
+
+use std::collections::VecDeque;
+
+use roam_proto::Time;
+
+use super::trace::{TraceCursor, BYTES_PER_OPPORTUNITY};
+use crate::agent::Packet;
+use crate::scenario::QueueLimit;
+
+/// A packet waiting for (or in) the transmitter, with its on-wire size.
+#[derive(Debug)]
+pub(crate) struct Queued {
+    pub pkt: Packet,
+    pub wire: u32,
+}
+
+/// How the transmitter drains the queue.
+#[derive(Debug)]
+enum Server {
+    /// A packet occupies the transmitter for `wire · 8 / rate` seconds.
+    Rate(u64),
+    /// Each trace opportunity drains up to 1500 bytes (a packet may span opportunities).
+    Trace(TraceCursor),
+}
+
+/// What became of an offered packet.
+#[derive(Debug)]
+pub(crate) enum Offer {
+    /// The transmitter was idle: the packet is on the wire and fully sent at `done`.
+    Start { done: Time, item: Queued },
+    /// The packet waits; if `wake` is set, the caller must call [`Channel::wake`] then.
+    Queued { wake: Option<Time> },
+    /// The queue was full (drop-tail).
+    Dropped,
+}
+
+/// Queue plus transmitter.
+#[derive(Debug)]
+pub(crate) struct Channel {
+    queue: VecDeque<Queued>,
+    queued_bytes: u64,
+    limit: QueueLimit,
+    busy_until: Time,
+    wake_pending: bool,
+    server: Server,
+    head_sent: u64,
+    cap_bits: f64,
+    cap_since: Time,
+}
+
+fn tx_nanos(rate: u64, wire: u32) -> u64 {
+    // wire ≤ 2^32, so wire · 8e9 fits in u128 comfortably; rate ≥ 1.
+    let ns = u128::from(wire) * 8_000_000_000 / u128::from(rate.max(1));
+    u64::try_from(ns).unwrap_or(u64::MAX)
+}
+
+impl Channel {
+    /// A fixed-rate transmitter.
+    pub(crate) fn with_rate(rate: u64, limit: QueueLimit) -> Channel {
+        Channel::new(Server::Rate(rate), limit)
+    }
+
+    /// A trace-driven transmitter.
+    pub(crate) fn with_trace(cursor: TraceCursor, limit: QueueLimit) -> Channel {
+        Channel::new(Server::Trace(cursor), limit)
+    }
+
+    fn new(server: Server, limit: QueueLimit) -> Channel {
+        Channel {
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            limit,
+            busy_until: Time::ZERO,
+            wake_pending: false,
+            server,
+            head_sent: 0,
+            cap_bits: 0.0,
+            cap_since: Time::ZERO,
+        }
+    }
+
+    fn full(&self, wire: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => self.queue.len() as u64 >= n,
+            QueueLimit::Bytes(b) => self.queued_bytes + u64::from(wire) > b,
+        }
+    }
+
+    /// Offers a packet at `now`.
+    pub(crate) fn offer(&mut self, now: Time, item: Queued) -> Offer {
+        if let Server::Rate(rate) = self.server {
+            if self.queue.is_empty() && self.busy_until <= now {
+                let done = now + std::time::Duration::from_nanos(tx_nanos(rate, item.wire));
+                self.busy_until = done;
+                return Offer::Start { done, item };
+            }
+        }
+        if self.full(item.wire) {
+            return Offer::Dropped;
+        }
+        self.queued_bytes += u64::from(item.wire);
+        self.queue.push_back(item);
+        if self.wake_pending {
+            return Offer::Queued { wake: None };
+        }
+        self.wake_pending = true;
+        let wake = match &mut self.server {
+            Server::Rate(_) => self.busy_until.max(now),
+            Server::Trace(c) => {
+                c.seek(now);
+                c.next_time()
+            }
+        };
+        Offer::Queued { wake: Some(wake) }
+    }
+
+    /// The transmitter may take the next packet(s) at `now`. Calls `depart(item, done)` for every
+    /// packet put on the wire (fully sent at `done`) and returns when to wake it next, if ever.
+    pub(crate) fn wake(&mut self, now: Time, mut depart: impl FnMut(Queued, Time)) -> Option<Time> {
+        self.wake_pending = false;
+        match &mut self.server {
+            Server::Rate(rate) => {
+                if self.busy_until > now {
+                    self.wake_pending = true;
+                    return Some(self.busy_until);
+                }
+                let item = self.queue.pop_front()?;
+                self.queued_bytes -= u64::from(item.wire);
+                let done = now + std::time::Duration::from_nanos(tx_nanos(*rate, item.wire));
+                self.busy_until = done;
+                depart(item, done);
+            }
+            Server::Trace(c) => {
+                c.seek(now);
+                let mut budget = 0;
+                while c.next_time() == now {
+                    budget += BYTES_PER_OPPORTUNITY;
+                    c.advance();
+                }
+                while budget > 0 {
+                    let Some(head) = self.queue.front() else {
+                        break;
+                    };
+                    let left = u64::from(head.wire) - self.head_sent;
+                    if left > budget {
+                        self.head_sent += budget;
+                        break;
+                    }
+                    budget -= left;
+                    self.head_sent = 0;
+                    if let Some(item) = self.queue.pop_front() {
+                        self.queued_bytes -= u64::from(item.wire);
+                        depart(item, now);
+                    }
+                }
+            }
+        }
+        if self.queue.is_empty() {
+            return None;
+        }
+        self.wake_pending = true;
+        Some(match &self.server {
+            Server::Rate(_) => self.busy_until,
+            Server::Trace(c) => c.next_time(),
+        })
+    }
+
+    fn capacity_between(&self, from: Time, to: Time) -> f64 {
+        match &self.server {
+            Server::Rate(rate) => *rate as f64 * (to - from).as_secs_f64(),
+            Server::Trace(c) => {
+                let t = c.trace();
+                let n = t
+                    .opportunities_until(to)
+                    .saturating_sub(t.opportunities_until(from));
+                (n * BYTES_PER_OPPORTUNITY * 8) as f64
+            }
+        }
+    }
+
+    /// Switches to a fixed rate from `now` on (packets already on the wire are unaffected).
+    pub(crate) fn set_rate(&mut self, now: Time, rate: u64) {
+        self.cap_bits += self.capacity_between(self.cap_since, now);
+        self.cap_since = now;
+        if matches!(self.server, Server::Trace(_)) {
+            // A packet partly drained by the trace finishes at the new rate.
+            self.head_sent = 0;
+            self.busy_until = self.busy_until.max(now);
+        }
+        self.server = Server::Rate(rate);
+    }
+
+    /// Bits the transmitter could have sent from time zero to `end`.
+    pub(crate) fn capacity_bits(&self, end: Time) -> f64 {
+        self.cap_bits + self.capacity_between(self.cap_since, end)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Addr, SockAddr};
+
+    fn item(wire: u32) -> Queued {
+        let a = SockAddr {
+            addr: Addr(1),
+            port: 1,
+        };
+        Queued {
+            pkt: Packet {
+                src: a,
+                dst: a,
+                payload: Vec::new(),
+                flow: None,
+            },
+            wire,
+        }
+    }
+
+    #[test]
+    fn idle_rate_transmitter_starts_at_once_and_queue_tail_drops() {
+        let mut ch = Channel::with_rate(8_000_000, QueueLimit::Packets(1));
+        let t0 = Time::ZERO;
+        match ch.offer(t0, item(1000)) {
+            Offer::Start { done, .. } => assert_eq!(done, Time::from_millis(1)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            ch.offer(t0, item(1000)),
+            Offer::Queued {
+                wake: Some(t)
+            } if t == Time::from_millis(1)
+        ));
+        assert!(matches!(ch.offer(t0, item(1000)), Offer::Dropped));
+        let mut departed = Vec::new();
+        let next = ch.wake(Time::from_millis(1), |_, done| departed.push(done));
+        assert_eq!(departed, vec![Time::from_millis(2)]);
+        assert_eq!(next, None);
+    }
+}

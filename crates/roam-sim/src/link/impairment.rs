@@ -1,0 +1,69 @@
+//! Per-direction impairments: applied when a packet reaches the far end (it has used the
+//! airtime), except reordering and duplication, which are decided when it leaves the
+//! transmitter.
+
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use super::gilbert::Gilbert;
+
+/// Loss, blackout, up/down, reordering and duplication state of one link direction.
+#[derive(Debug)]
+pub(crate) struct Impairments {
+    /// Bernoulli loss probability.
+    pub loss: f64,
+    /// Gilbert–Elliott process, if any.
+    pub gilbert: Option<Gilbert>,
+    /// Blackout windows currently open (overlapping windows nest).
+    pub blackout_depth: u32,
+    /// False while the direction is down.
+    pub up: bool,
+    /// Probability of holding a packet back, and by how many nanoseconds.
+    pub reorder: Option<(f64, u64)>,
+    /// Probability of delivering a packet twice.
+    pub duplicate: f64,
+    loss_rng: ChaCha8Rng,
+    depart_rng: ChaCha8Rng,
+}
+
+impl Impairments {
+    pub(crate) fn new(loss_rng: ChaCha8Rng, depart_rng: ChaCha8Rng) -> Impairments {
+        Impairments {
+            loss: 0.0,
+            gilbert: None,
+            blackout_depth: 0,
+            up: true,
+            reorder: None,
+            duplicate: 0.0,
+            loss_rng,
+            depart_rng,
+        }
+    }
+
+    /// Whether a packet arriving now is lost. Draws random numbers only for non-zero
+    /// probabilities, so a lossless direction consumes none.
+    pub(crate) fn drops_arrival(&mut self) -> bool {
+        if !self.up || self.blackout_depth > 0 {
+            return true;
+        }
+        if let Some(g) = &self.gilbert {
+            let p = g.loss();
+            if p > 0.0 && self.loss_rng.gen::<f64>() < p {
+                return true;
+            }
+        }
+        self.loss > 0.0 && self.loss_rng.gen::<f64>() < self.loss
+    }
+
+    /// For a departing packet: extra delay (ns) and whether to send a duplicate.
+    pub(crate) fn on_depart(&mut self) -> (u64, bool) {
+        let mut extra = 0;
+        if let Some((p, d)) = self.reorder {
+            if p > 0.0 && self.depart_rng.gen::<f64>() < p {
+                extra = d;
+            }
+        }
+        let dup = self.duplicate > 0.0 && self.depart_rng.gen::<f64>() < self.duplicate;
+        (extra, dup)
+    }
+}

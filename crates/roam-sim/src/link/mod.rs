@@ -1,0 +1,82 @@
+//! Point-to-point links. Each direction is a [`channel::Channel`] (drop-tail queue and
+//! transmitter), a propagation delay, and [`impairment::Impairments`] applied on arrival.
+
+pub(crate) mod channel;
+pub(crate) mod gilbert;
+pub(crate) mod impairment;
+pub mod trace;
+
+use std::sync::Arc;
+
+use crate::rng::stream_rng;
+use crate::scenario::{Capacity, DirSpec};
+use channel::Channel;
+use gilbert::Gilbert;
+use impairment::Impairments;
+use trace::TraceCursor;
+
+/// Counters of one link direction.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DirStats {
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub queue_drops: u64,
+    pub impairment_drops: u64,
+}
+
+/// One direction of a link at run time.
+#[derive(Debug)]
+pub(crate) struct LinkDir {
+    /// Receiving node.
+    pub to_node: u32,
+    /// Receiving node's interface.
+    pub to_iface: u8,
+    /// Propagation delay in nanoseconds.
+    pub delay_ns: u64,
+    /// Queue and transmitter.
+    pub chan: Channel,
+    /// Impairments.
+    pub imp: Impairments,
+    /// Counters.
+    pub stats: DirStats,
+}
+
+impl LinkDir {
+    /// Builds a direction; `stream` (e.g. `link:bottleneck:fwd`) names its random streams.
+    pub(crate) fn new(
+        spec: &DirSpec,
+        to_node: u32,
+        to_iface: u8,
+        seed: u64,
+        stream: &str,
+    ) -> LinkDir {
+        let chan = match &spec.capacity {
+            Capacity::Rate(r) => Channel::with_rate(*r, spec.queue),
+            Capacity::Trace(t) => Channel::with_trace(TraceCursor::new(Arc::clone(t)), spec.queue),
+        };
+        let mut imp = Impairments::new(
+            stream_rng(seed, &format!("{stream}:loss")),
+            stream_rng(seed, &format!("{stream}:depart")),
+        );
+        imp.loss = spec.loss;
+        imp.duplicate = spec.duplicate;
+        imp.reorder = spec.reorder.map(|r| {
+            (
+                r.probability,
+                u64::try_from(r.delay.as_nanos()).unwrap_or(u64::MAX),
+            )
+        });
+        imp.gilbert = spec
+            .gilbert
+            .as_ref()
+            .map(|g| Gilbert::new(g, stream_rng(seed, &format!("{stream}:gilbert"))));
+        LinkDir {
+            to_node,
+            to_iface,
+            delay_ns: u64::try_from(spec.delay.as_nanos()).unwrap_or(u64::MAX),
+            chan,
+            imp,
+            stats: DirStats::default(),
+        }
+    }
+}

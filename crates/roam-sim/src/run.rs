@@ -1,0 +1,354 @@
+//! Running a scenario: building the network and agents, the event loop, and the result.
+
+use std::time::Duration;
+
+use roam_proto::Time;
+
+use crate::agent::{FlowIdx, IfaceIdx, SockAddr};
+use crate::agents::udp::{self, ParetoParams, UdpSourceParams};
+use crate::event::EventKind;
+use crate::link::LinkDir;
+use crate::metrics::{build_result, RunTotals, Sampler};
+use crate::result::RunResult;
+use crate::rng::{stream_id, stream_rng};
+use crate::scenario::{tcp, FlowKind, NodeKind, Scenario};
+use crate::sim::{arm_timer, call_agent, AgentSlot, Call, IfaceRt, Net, NodeRt};
+use crate::world::{out_dir, Routing};
+
+/// Port of flow `i`'s receiving agent.
+pub fn receiver_port(i: usize) -> u16 {
+    5000u16.saturating_add(u16::try_from(i).unwrap_or(u16::MAX))
+}
+
+/// Port of flow `i`'s sending agent.
+pub fn sender_port(i: usize) -> u16 {
+    30000u16.saturating_add(u16::try_from(i).unwrap_or(u16::MAX))
+}
+
+/// Runs a scenario to its end (or until every non-cross flow is sized and complete, if
+/// `stop_when_done`). Deterministic: the same scenario and seed give the same result.
+pub fn run(scenario: &Scenario) -> RunResult {
+    run_with_progress(scenario, &mut |_| {})
+}
+
+/// Like [`run`], calling `progress` with the fraction of simulated time done (at most about
+/// 100 times, the last time with 1.0).
+pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(f64)) -> RunResult {
+    Runner::new(scenario).run(progress)
+}
+
+struct Runner<'s> {
+    s: &'s Scenario,
+    net: Net,
+    agents: Vec<AgentSlot>,
+    /// Sender agent of each flow.
+    senders: Vec<u32>,
+}
+
+fn build_net(s: &Scenario) -> Net {
+    let routing = Routing::compute(s).unwrap_or_else(|_| Routing::empty(s));
+    let seed = s.run.seed;
+    let iface_at = |node: usize, link: usize| {
+        s.nodes[node]
+            .ifaces
+            .iter()
+            .position(|&l| l == link)
+            .unwrap_or(0) as u8
+    };
+    let mut dirs = Vec::with_capacity(2 * s.links.len());
+    for (li, l) in s.links.iter().enumerate() {
+        dirs.push(LinkDir::new(
+            &l.forward,
+            l.b as u32,
+            iface_at(l.b, li),
+            seed,
+            &format!("link:{}:fwd", l.name),
+        ));
+        dirs.push(LinkDir::new(
+            &l.reverse,
+            l.a as u32,
+            iface_at(l.a, li),
+            seed,
+            &format!("link:{}:rev", l.name),
+        ));
+    }
+    let nodes = s
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(ni, n)| NodeRt {
+            is_router: n.kind == NodeKind::Router,
+            ifaces: n
+                .ifaces
+                .iter()
+                .enumerate()
+                .map(|(k, &l)| IfaceRt {
+                    out: out_dir(&s.links, l, ni),
+                    addr: (n.kind == NodeKind::Host).then(|| routing.addr(ni, k as u8)),
+                    up: true,
+                })
+                .collect(),
+            ports: Vec::new(),
+        })
+        .collect();
+    Net::new(dirs, nodes, routing, s.flows.len(), s.run.header_overhead)
+}
+
+impl<'s> Runner<'s> {
+    fn new(s: &'s Scenario) -> Runner<'s> {
+        let mut net = build_net(s);
+        let seed = s.run.seed;
+        let mut agents = Vec::new();
+        let mut senders = Vec::new();
+        let mut starts = Vec::new();
+        for (i, f) in s.flows.iter().enumerate() {
+            let flow = FlowIdx(i);
+            let peer = SockAddr {
+                addr: net.routing.addr(f.to, f.to_iface),
+                port: receiver_port(i),
+            };
+            let (sender, receiver) = match &f.kind {
+                FlowKind::Tcp(setup) => tcp::agents(
+                    setup,
+                    &tcp::TcpEnds {
+                        flow,
+                        sender_iface: IfaceIdx(f.from_iface),
+                        sender_port: sender_port(i),
+                        receiver_iface: IfaceIdx(f.to_iface),
+                        receiver_port: receiver_port(i),
+                        peer,
+                        size: f.size,
+                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                    },
+                ),
+                FlowKind::Cbr {
+                    rate_bps,
+                    packet_size,
+                }
+                | FlowKind::Pareto {
+                    rate_bps,
+                    packet_size,
+                    ..
+                } => {
+                    let p = UdpSourceParams {
+                        flow,
+                        iface: IfaceIdx(f.from_iface),
+                        local_port: sender_port(i),
+                        peer,
+                        rate_bps: *rate_bps,
+                        packet_size: *packet_size,
+                        size: f.size,
+                        stop: f.stop.map(|d| Time::ZERO + d),
+                    };
+                    let src = match &f.kind {
+                        FlowKind::Pareto {
+                            mean_on,
+                            mean_off,
+                            shape,
+                            ..
+                        } => udp::pareto_source(
+                            p,
+                            ParetoParams {
+                                mean_on: *mean_on,
+                                mean_off: *mean_off,
+                                shape: *shape,
+                            },
+                        ),
+                        _ => udp::cbr_source(p),
+                    };
+                    (src, udp::udp_sink(flow, f.size))
+                }
+            };
+            let rx = agents.len() as u32;
+            agents.push(AgentSlot {
+                agent: receiver,
+                node: f.to as u32,
+                rng: stream_rng(seed, &format!("agent:{}:rx", f.id)),
+                pending: None,
+                flow: i as u32,
+            });
+            net.nodes[f.to].ports.push((receiver_port(i), rx));
+            let tx = agents.len() as u32;
+            agents.push(AgentSlot {
+                agent: sender,
+                node: f.from as u32,
+                rng: stream_rng(seed, &format!("agent:{}:tx", f.id)),
+                pending: None,
+                flow: i as u32,
+            });
+            net.nodes[f.from].ports.push((sender_port(i), tx));
+            senders.push(tx);
+            net.events.push(Time::ZERO, EventKind::AgentStart(rx));
+            starts.push((Time::ZERO + f.start, tx));
+        }
+        for (t, a) in starts {
+            net.events.push(t, EventKind::AgentStart(a));
+        }
+        for n in &mut net.nodes {
+            n.ports.sort_unstable();
+        }
+        let mut runner = Runner {
+            s,
+            net,
+            agents,
+            senders,
+        };
+        runner.schedule_link_events();
+        runner
+    }
+
+    fn schedule_link_events(&mut self) {
+        let net = &mut self.net;
+        for (li, l) in self.s.links.iter().enumerate() {
+            for (k, spec) in [&l.forward, &l.reverse].into_iter().enumerate() {
+                let dir = (2 * li + k) as u32;
+                if let Some(g) = net.dirs[dir as usize].imp.gilbert.as_mut() {
+                    let first = g.sojourn();
+                    net.events
+                        .push(Time::ZERO + first, EventKind::GilbertFlip(dir));
+                }
+                for b in &spec.blackouts {
+                    if b.duration.is_zero() {
+                        continue;
+                    }
+                    let at = Time::ZERO + b.at;
+                    net.events.push(at, EventKind::Blackout { dir, on: true });
+                    net.events
+                        .push(at + b.duration, EventKind::Blackout { dir, on: false });
+                }
+            }
+        }
+        for (i, e) in self.s.events.iter().enumerate() {
+            net.events
+                .push(Time::ZERO + e.at, EventKind::Scheduled(i as u32));
+        }
+        let interval = self.s.run.sample_interval;
+        if !interval.is_zero() && interval <= self.s.run.duration {
+            net.events.push(Time::ZERO + interval, EventKind::Sample);
+        }
+    }
+
+    fn run(mut self, progress: &mut dyn FnMut(f64)) -> RunResult {
+        let s = self.s;
+        let end = Time::ZERO + s.run.duration;
+        let step = (s.run.duration / 100).max(Duration::from_nanos(1));
+        let mut next_progress = Time::ZERO + step;
+        let mut sampler = Sampler::new(s);
+        let mut last_sample = Time::ZERO;
+        let counted: Vec<bool> = s.flows.iter().map(|f| !f.cross).collect();
+        let mut done = vec![false; s.flows.len()];
+        let mut remaining = counted.iter().filter(|&&c| c).count();
+        let can_stop = s.run.stop_when_done
+            && remaining > 0
+            && s.flows.iter().all(|f| f.cross || f.size.is_some());
+        let mut events = 0u64;
+        let mut stopped_at = None;
+        while let Some((t, kind)) = self.net.events.pop_until(end) {
+            self.net.now = t;
+            events += 1;
+            if t >= next_progress {
+                progress(t.as_secs_f64() / end.as_secs_f64());
+                let k = t.as_nanos() / step.as_nanos().max(1) as u64 + 1;
+                next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
+            }
+            let called = match kind {
+                EventKind::AgentStart(a) => {
+                    call_agent(&mut self.net, &mut self.agents[a as usize], a, Call::Start);
+                    Some(a)
+                }
+                EventKind::AgentTimer(a) => {
+                    let slot = &mut self.agents[a as usize];
+                    if slot.pending == Some(t) {
+                        slot.pending = None;
+                    }
+                    if slot.agent.next_timer().is_some_and(|x| x <= t) {
+                        call_agent(&mut self.net, slot, a, Call::Timer);
+                        Some(a)
+                    } else {
+                        arm_timer(&mut self.net, slot, a, t, false);
+                        None
+                    }
+                }
+                EventKind::TxReady(d) => {
+                    self.net.tx_ready(d);
+                    None
+                }
+                EventKind::Arrive { dir, slot } => match self.net.arrive(dir, slot) {
+                    Some((a, iface, pkt)) => {
+                        let agent = &mut self.agents[a as usize];
+                        call_agent(&mut self.net, agent, a, Call::Packet(iface, pkt));
+                        Some(a)
+                    }
+                    None => None,
+                },
+                EventKind::GilbertFlip(d) => {
+                    if let Some(g) = self.net.dirs[d as usize].imp.gilbert.as_mut() {
+                        let next = g.flip();
+                        self.net.events.push(t + next, EventKind::GilbertFlip(d));
+                    }
+                    None
+                }
+                EventKind::Blackout { dir, on } => {
+                    let imp = &mut self.net.dirs[dir as usize].imp;
+                    imp.blackout_depth = if on {
+                        imp.blackout_depth.saturating_add(1)
+                    } else {
+                        imp.blackout_depth.saturating_sub(1)
+                    };
+                    None
+                }
+                EventKind::Scheduled(i) => {
+                    if let Some(e) = s.events.get(i as usize) {
+                        self.net.apply(e);
+                    }
+                    None
+                }
+                EventKind::Sample => {
+                    let agents = &self.agents;
+                    let senders = &self.senders;
+                    sampler.sample(t, &self.net.counters, |i| {
+                        agents[senders[i] as usize].agent.sample()
+                    });
+                    last_sample = t;
+                    let next = t + s.run.sample_interval;
+                    if next <= end {
+                        self.net.events.push(next, EventKind::Sample);
+                    }
+                    None
+                }
+            };
+            if let Some(a) = called {
+                let f = self.agents[a as usize].flow as usize;
+                if !done[f] && self.net.counters[f].completed_at.is_some() {
+                    done[f] = true;
+                    if counted[f] {
+                        remaining -= 1;
+                    }
+                    if can_stop && remaining == 0 {
+                        stopped_at = Some(t);
+                        break;
+                    }
+                }
+            }
+        }
+        let end = stopped_at.unwrap_or(end);
+        if stopped_at.is_some() && !s.run.sample_interval.is_zero() && end > last_sample {
+            let agents = &self.agents;
+            let senders = &self.senders;
+            sampler.sample(end, &self.net.counters, |i| {
+                agents[senders[i] as usize].agent.sample()
+            });
+        }
+        progress(1.0);
+        build_result(
+            s,
+            RunTotals {
+                end,
+                events,
+                counters: &self.net.counters,
+                dirs: &self.net.dirs,
+                series: sampler.into_series(),
+            },
+        )
+    }
+}

@@ -1,0 +1,323 @@
+//! The event loop: links, nodes and agents driven by one event queue in virtual time.
+
+use std::time::Duration;
+
+use rand_chacha::ChaCha8Rng;
+use roam_proto::Time;
+
+use crate::agent::{Addr, Agent, FlowCounters, FlowIdx, IfaceIdx, NetCtx, Packet};
+use crate::event::{EventKind, EventQueue};
+use crate::link::channel::{Offer, Queued};
+use crate::link::LinkDir;
+use crate::scenario::{EventAction, EventSpec};
+use crate::world::{Routing, NO_ROUTE};
+
+/// A node's interface at run time.
+#[derive(Debug)]
+pub(crate) struct IfaceRt {
+    /// Link direction it transmits on.
+    pub out: u32,
+    /// Its address (hosts only).
+    pub addr: Option<Addr>,
+    /// False while down.
+    pub up: bool,
+}
+
+/// A node at run time.
+#[derive(Debug)]
+pub(crate) struct NodeRt {
+    pub is_router: bool,
+    pub ifaces: Vec<IfaceRt>,
+    /// Bound ports, sorted: (port, agent index).
+    pub ports: Vec<(u16, u32)>,
+}
+
+/// Everything but the agents: what an agent's [`NetCtx`] may touch.
+pub(crate) struct Net {
+    pub now: Time,
+    pub events: EventQueue,
+    pub dirs: Vec<LinkDir>,
+    pub nodes: Vec<NodeRt>,
+    pub routing: Routing,
+    inflight: Vec<Option<Packet>>,
+    free: Vec<u32>,
+    departures: Vec<(Queued, Time)>,
+    pub counters: Vec<FlowCounters>,
+    scratch: FlowCounters,
+    pub overhead: u32,
+    /// Packets a router had no route for, or a host received for someone else.
+    pub misrouted: u64,
+}
+
+impl Net {
+    pub(crate) fn new(
+        dirs: Vec<LinkDir>,
+        nodes: Vec<NodeRt>,
+        routing: Routing,
+        n_flows: usize,
+        overhead: u32,
+    ) -> Net {
+        Net {
+            now: Time::ZERO,
+            events: EventQueue::default(),
+            dirs,
+            nodes,
+            routing,
+            inflight: Vec::new(),
+            free: Vec::new(),
+            departures: Vec::new(),
+            counters: vec![FlowCounters::default(); n_flows],
+            scratch: FlowCounters::default(),
+            overhead,
+            misrouted: 0,
+        }
+    }
+
+    /// Puts `pkt` into link direction `dir`'s queue (or straight onto the wire).
+    pub(crate) fn enqueue(&mut self, dir: u32, pkt: Packet) {
+        let wire =
+            u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
+        let now = self.now;
+        let d = &mut self.dirs[dir as usize];
+        match d.chan.offer(now, Queued { pkt, wire }) {
+            Offer::Start { done, item } => self.depart(dir, item, done),
+            Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
+            Offer::Queued { wake: None } => {}
+            Offer::Dropped => d.stats.queue_drops += 1,
+        }
+    }
+
+    /// The transmitter of `dir` may take the next packet.
+    pub(crate) fn tx_ready(&mut self, dir: u32) {
+        let mut buf = std::mem::take(&mut self.departures);
+        let now = self.now;
+        let next = self.dirs[dir as usize]
+            .chan
+            .wake(now, |item, done| buf.push((item, done)));
+        for (item, done) in buf.drain(..) {
+            self.depart(dir, item, done);
+        }
+        self.departures = buf;
+        if let Some(t) = next {
+            self.events.push(t, EventKind::TxReady(dir));
+        }
+    }
+
+    fn depart(&mut self, dir: u32, item: Queued, done: Time) {
+        let d = &mut self.dirs[dir as usize];
+        d.stats.packets_sent += 1;
+        d.stats.bytes_sent += u64::from(item.wire);
+        let (extra, dup) = d.imp.on_depart();
+        let arrive = done + Duration::from_nanos(d.delay_ns.saturating_add(extra));
+        if dup {
+            let copy = item.pkt.clone();
+            let slot = self.store(copy);
+            self.events.push(arrive, EventKind::Arrive { dir, slot });
+        }
+        let slot = self.store(item.pkt);
+        self.events.push(arrive, EventKind::Arrive { dir, slot });
+    }
+
+    fn store(&mut self, pkt: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.inflight[i as usize] = Some(pkt);
+                i
+            }
+            None => {
+                self.inflight.push(Some(pkt));
+                (self.inflight.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A packet reaches the far end of `dir`. Routers forward it; for a host, returns the agent
+    /// to hand it to.
+    pub(crate) fn arrive(&mut self, dir: u32, slot: u32) -> Option<(u32, IfaceIdx, Packet)> {
+        let pkt = self.inflight.get_mut(slot as usize)?.take()?;
+        self.free.push(slot);
+        let d = &mut self.dirs[dir as usize];
+        let (node, iface) = (d.to_node as usize, d.to_iface);
+        let iface_up = self.nodes[node].ifaces[usize::from(iface)].up;
+        if !iface_up || d.imp.drops_arrival() {
+            d.stats.impairment_drops += 1;
+            return None;
+        }
+        let ai = self.routing.index_of(pkt.dst.addr);
+        let n = &self.nodes[node];
+        if n.is_router {
+            let out = ai
+                .and_then(|ai| self.routing.tables[node].get(ai as usize).copied())
+                .unwrap_or(NO_ROUTE);
+            if out == NO_ROUTE {
+                self.misrouted += 1;
+            } else {
+                self.enqueue(out, pkt);
+            }
+            return None;
+        }
+        let mine = ai.is_some_and(|ai| self.routing.owners[ai as usize].0 as usize == node);
+        let agent = n
+            .ports
+            .binary_search_by_key(&pkt.dst.port, |&(p, _)| p)
+            .ok()
+            .map(|i| n.ports[i].1);
+        match agent {
+            Some(a) if mine => Some((a, IfaceIdx(iface), pkt)),
+            _ => {
+                self.misrouted += 1;
+                None
+            }
+        }
+    }
+
+    /// Applies a scenario `[[event]]`.
+    pub(crate) fn apply(&mut self, ev: &EventSpec) {
+        match &ev.action {
+            EventAction::Link {
+                link,
+                forward,
+                reverse,
+                change,
+            } => {
+                let dirs = [(*forward, 2 * link), (*reverse, 2 * link + 1)];
+                for (on, dir) in dirs {
+                    if !on {
+                        continue;
+                    }
+                    let now = self.now;
+                    let d = &mut self.dirs[dir];
+                    if let Some(rate) = change.rate {
+                        d.chan.set_rate(now, rate);
+                    }
+                    if let Some(delay) = change.delay {
+                        d.delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+                    }
+                    if let Some(loss) = change.loss {
+                        d.imp.loss = loss;
+                    }
+                    if let Some(up) = change.up {
+                        d.imp.up = up;
+                    }
+                }
+            }
+            EventAction::Iface { node, iface, up } => {
+                if let Some(i) = self.nodes[*node].ifaces.get_mut(usize::from(*iface)) {
+                    i.up = *up;
+                }
+            }
+        }
+    }
+}
+
+/// An agent's view of the network while it is being called.
+struct Ctx<'a> {
+    net: &'a mut Net,
+    node: u32,
+    rng: &'a mut ChaCha8Rng,
+}
+
+impl NetCtx for Ctx<'_> {
+    fn now(&self) -> Time {
+        self.net.now
+    }
+
+    fn send(&mut self, iface: IfaceIdx, packet: Packet) {
+        let Some(i) = self.net.nodes[self.node as usize]
+            .ifaces
+            .get(usize::from(iface.0))
+        else {
+            return;
+        };
+        let out = i.out;
+        if i.up {
+            self.net.enqueue(out, packet);
+        } else {
+            self.net.dirs[out as usize].stats.impairment_drops += 1;
+        }
+    }
+
+    fn local_addr(&self, iface: IfaceIdx) -> Option<Addr> {
+        self.net.nodes[self.node as usize]
+            .ifaces
+            .get(usize::from(iface.0))
+            .and_then(|i| i.addr)
+    }
+
+    fn counters(&mut self, flow: FlowIdx) -> &mut FlowCounters {
+        if flow.0 < self.net.counters.len() {
+            &mut self.net.counters[flow.0]
+        } else {
+            &mut self.net.scratch
+        }
+    }
+
+    fn rng(&mut self) -> &mut ChaCha8Rng {
+        self.rng
+    }
+}
+
+/// An agent and its bookkeeping.
+pub(crate) struct AgentSlot {
+    pub agent: Box<dyn Agent>,
+    pub node: u32,
+    pub rng: ChaCha8Rng,
+    /// Earliest timer event queued for this agent.
+    pub pending: Option<Time>,
+    /// Flow index.
+    pub flow: u32,
+}
+
+/// What to call on an agent.
+pub(crate) enum Call {
+    Start,
+    Packet(IfaceIdx, Packet),
+    Timer,
+}
+
+/// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
+pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: Call) {
+    let now = net.now;
+    let timer_call = matches!(call, Call::Timer);
+    {
+        let mut ctx = Ctx {
+            net: &mut *net,
+            node: slot.node,
+            rng: &mut slot.rng,
+        };
+        match call {
+            Call::Start => slot.agent.start(&mut ctx),
+            Call::Packet(iface, pkt) => slot.agent.on_packet(iface, pkt, &mut ctx),
+            Call::Timer => slot.agent.on_timer(&mut ctx),
+        }
+    }
+    arm_timer(net, slot, index, now, timer_call);
+}
+
+/// Queues a timer event for the agent's current deadline if none as early is pending. A
+/// deadline that is still due right after `on_timer` ran is moved 1 ns on, so that an agent
+/// that does not advance its timer cannot stall virtual time.
+pub(crate) fn arm_timer(
+    net: &mut Net,
+    slot: &mut AgentSlot,
+    index: u32,
+    now: Time,
+    after_timer: bool,
+) {
+    let Some(t) = slot.agent.next_timer() else {
+        return;
+    };
+    let t = if t <= now {
+        if after_timer {
+            now + Duration::from_nanos(1)
+        } else {
+            now
+        }
+    } else {
+        t
+    };
+    if !matches!(slot.pending, Some(p) if p <= t) {
+        slot.pending = Some(t);
+        net.events.push(t, EventKind::AgentTimer(index));
+    }
+}
