@@ -33,7 +33,7 @@ pub enum CliError {
         message: String,
     },
     /// A `--set key=value` / `--param key=...` / `--seed` override was rejected by the scenario.
-    #[error("{}: cannot apply `{key}={value}`: {message}", path.display())]
+    #[error("{}: override `{key}={value}`: {message}", path.display())]
     Override {
         /// The scenario file the override was applied to.
         path: PathBuf,

@@ -20,8 +20,8 @@ pub const DEFAULT_SCENARIOS: [&str; 2] = [
     "scenarios/validation/dumbbell-shared.toml",
 ];
 
-/// Where the ns-3 dumbbell's loss probability is read from in a scenario (0 when absent).
-const LOSS_KEY: &str = "link.bottleneck.forward.loss";
+/// The link whose forward loss is the ns-3 dumbbell's `--loss` (0 when there is none).
+const BOTTLENECK: &str = "bottleneck";
 
 /// ns-3 3.37 figures from `anchors/README.md` for the scenarios of the same name:
 /// (file stem, wall seconds on one core, total goodput Mb/s).
@@ -68,10 +68,6 @@ struct BenchRow {
     result: RunResult,
     wall_s: f64,
     ns3: Ns3Figures,
-}
-
-fn lookup<'a>(doc: &'a toml::Value, dotted: &str) -> Option<&'a toml::Value> {
-    dotted.split('.').try_fold(doc, |v, k| v.get(k))
 }
 
 fn total_goodput_mbps(r: &RunResult) -> f64 {
@@ -125,11 +121,10 @@ fn run_ns3(program: &Path, flows: usize, time_s: f64, loss: f64, repeat: u32) ->
 }
 
 fn bench_one(path: &Path, args: &BenchArgs) -> Result<BenchRow> {
-    let doc = engine::load_doc(path)?;
-    let loss = lookup(&doc, LOSS_KEY)
-        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-        .unwrap_or(0.0);
-    let scenario = engine::build(doc, path)?;
+    let scenario = engine::build(engine::load_doc(path)?, path)?;
+    let loss = scenario
+        .link_index(BOTTLENECK)
+        .map_or(0.0, |i| scenario.links[i].forward.loss);
     let bar = progress::bar(u64::from(args.repeat), &stem(path), args.quiet);
     let mut walls = Vec::new();
     let mut last = None;
@@ -272,15 +267,5 @@ mod tests {
         );
         assert_eq!(parse_ns3_line("ns3 flows=1 wall_s=x"), None);
         assert_eq!(parse_ns3_line(""), None);
-    }
-
-    #[test]
-    fn looks_up_dotted_keys() {
-        let doc: toml::Value = toml::from_str("[link.bottleneck.forward]\nloss = 0.01\n").unwrap();
-        assert_eq!(
-            lookup(&doc, LOSS_KEY).and_then(toml::Value::as_float),
-            Some(0.01)
-        );
-        assert!(lookup(&doc, "link.other.loss").is_none());
     }
 }

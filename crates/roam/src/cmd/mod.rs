@@ -15,7 +15,24 @@ use crate::error::{CliError, Result};
 pub fn prepare(file: &Path, overrides: &[Override]) -> Result<Scenario> {
     let mut doc = engine::load_doc(file)?;
     engine::apply_overrides(&mut doc, file, overrides)?;
-    engine::build(doc, file)
+    engine::build(doc, file).map_err(|e| with_overrides(e, overrides))
+}
+
+/// Adds the overrides to a validation error's message: the field it names may come from them.
+pub fn with_overrides(e: CliError, overrides: &[Override]) -> CliError {
+    match e {
+        CliError::Scenario { path, message } if !overrides.is_empty() => {
+            let list: Vec<String> = overrides
+                .iter()
+                .map(|o| format!("{}={}", o.key, o.value))
+                .collect();
+            CliError::Scenario {
+                path,
+                message: format!("{message} (with overrides {})", list.join(" ")),
+            }
+        }
+        other => other,
+    }
 }
 
 /// The override that sets the run's seed.

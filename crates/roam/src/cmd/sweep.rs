@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use roam_sim::result::RunResult;
 
 use crate::cli::{Override, Param, SweepArgs};
-use crate::cmd::{default_out, note, print, seed_override, stem};
+use crate::cmd::{default_out, note, print, seed_override, stem, with_overrides};
 use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
 use crate::output::{self, csv, fmt_num, table};
@@ -332,7 +332,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             overrides.push(seed_override(seed));
             let mut d = doc.clone();
             engine::apply_overrides(&mut d, &args.file, &overrides)?;
-            jobs.push((i, seed, engine::build(d, &args.file)?));
+            let scenario =
+                engine::build(d, &args.file).map_err(|e| with_overrides(e, &overrides))?;
+            jobs.push((i, seed, scenario));
         }
     }
 

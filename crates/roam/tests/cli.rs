@@ -1,0 +1,305 @@
+//! End-to-end tests of the `roam` binary on a tiny scenario written to a temporary folder.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Two hosts and a router; one sized TCP flow that completes and one bulk flow; 2 simulated s.
+const TINY: &str = r#"
+name = "tiny"
+
+[run]
+duration = "2s"
+seed = 1
+sample_interval = "100ms"
+
+[[node]]
+name = "server"
+
+[[node]]
+name = "router"
+kind = "router"
+
+[[node]]
+name = "mobile"
+
+[[link]]
+name = "access"
+a = "server"
+b = "router"
+rate = "100Mbps"
+delay = "1ms"
+
+[[link]]
+name = "wireless"
+a = "router"
+b = "mobile"
+rate = "5Mbps"
+delay = "20ms"
+queue = 50
+
+[link.forward]
+loss = 0.01
+
+[[flow]]
+id = "sized"
+protocol = "tcp"
+from = "server"
+to = "mobile"
+size = "100kB"
+
+[[flow]]
+id = "bulk"
+protocol = "tcp"
+from = "server"
+to = "mobile"
+start = "0.1s"
+"#;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("tiny.toml"), TINY).expect("write scenario");
+        Fixture { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Runs `roam` with `args` in the fixture's folder.
+    fn roam(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_roam"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .output()
+            .expect("run roam")
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_ok(o: &Output) {
+    assert!(o.status.success(), "roam failed: {}", stderr(o));
+}
+
+fn assert_fails_with(o: &Output, needles: &[&str]) {
+    assert!(
+        !o.status.success(),
+        "expected failure, stdout: {}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let err = stderr(o);
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}: {err}");
+    }
+    assert!(!err.contains("panicked"), "panic: {err}");
+}
+
+fn assert_files(dir: &Path, names: &[&str]) {
+    for n in names {
+        let p = dir.join(n);
+        let len = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 0, "{} missing or empty", p.display());
+    }
+}
+
+#[test]
+fn sim_json_is_one_deterministic_object_with_the_required_keys() {
+    let fx = Fixture::new();
+    let a = fx.roam(&[
+        "sim",
+        "tiny.toml",
+        "--format",
+        "json",
+        "--out",
+        "a",
+        "--quiet",
+    ]);
+    let b = fx.roam(&["sim", "tiny.toml", "--format", "json", "--out", "b"]);
+    assert_ok(&a);
+    assert_ok(&b);
+    assert_eq!(
+        a.stdout, b.stdout,
+        "same scenario and seed must give identical JSON"
+    );
+
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).expect("stdout is one JSON value");
+    assert!(v.is_object());
+    for key in ["jain_index", "sim_seconds", "events"] {
+        assert!(v.get(key).is_some_and(|x| x.is_number()), "missing {key}");
+    }
+    let flows = v["flows"].as_array().expect("flows array");
+    assert_eq!(flows.len(), 2);
+    for f in flows {
+        for key in [
+            "id",
+            "goodput_bps",
+            "bytes_delivered",
+            "completion_s",
+            "retransmitted_segments",
+            "overhead_pct",
+        ] {
+            assert!(f.get(key).is_some(), "flow lacks {key}: {f}");
+        }
+    }
+    assert_eq!(flows[0]["id"], "sized");
+
+    for out in ["a", "b"] {
+        assert_files(
+            &fx.path(out),
+            &[
+                "result.json",
+                "series.csv",
+                "flows.csv",
+                "links.csv",
+                "throughput.svg",
+                "cwnd.svg",
+                "seq.svg",
+            ],
+        );
+    }
+    let saved = std::fs::read(fx.path("a/result.json")).unwrap();
+    assert_eq!(saved, a.stdout, "result.json is the printed object");
+    let series = std::fs::read_to_string(fx.path("a/series.csv")).unwrap();
+    assert!(series.starts_with("flow,time_s,throughput_bps,cwnd_bytes,seq\n"));
+}
+
+#[test]
+fn seed_changes_the_run_and_is_reported() {
+    let fx = Fixture::new();
+    let o = fx.roam(&[
+        "sim",
+        "tiny.toml",
+        "--format",
+        "json",
+        "--seed",
+        "7",
+        "--out",
+        "s7",
+    ]);
+    assert_ok(&o);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["seed"], 7);
+}
+
+#[test]
+fn sim_table_goes_to_default_folder() {
+    let fx = Fixture::new();
+    let o = fx.roam(&["sim", "tiny.toml", "--set", "link.wireless.forward.loss=0"]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("goodput (Mb/s)") && out.contains("sized"),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("wall time"));
+    assert_files(
+        &fx.path("out/tiny"),
+        &["result.json", "flows.csv", "throughput.svg"],
+    );
+}
+
+#[test]
+fn sweep_writes_deterministic_csv_files() {
+    let fx = Fixture::new();
+    let args = |out: &'static str| {
+        vec![
+            "sweep",
+            "tiny.toml",
+            "--param",
+            "link.wireless.forward.loss=0,0.02",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--out",
+            out,
+            "--quiet",
+        ]
+    };
+    let a = fx.roam(&args("sa"));
+    assert_ok(&a);
+    let b = fx.roam(&args("sb"));
+    assert_ok(&b);
+    let sweep = std::fs::read_to_string(fx.path("sa/sweep.csv")).unwrap();
+    let lines: Vec<&str> = sweep.lines().collect();
+    assert_eq!(lines.len(), 3, "{sweep}");
+    assert!(lines[0].starts_with(
+        "link.wireless.forward.loss,runs,total_goodput_mbps_mean,total_goodput_mbps_ci95"
+    ));
+    assert!(lines[1].starts_with("0,2,"));
+    assert!(lines[2].starts_with("0.02,2,"));
+    let runs = std::fs::read_to_string(fx.path("sa/runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 5);
+    assert_eq!(
+        runs,
+        std::fs::read_to_string(fx.path("sb/runs.csv")).unwrap()
+    );
+    assert_eq!(
+        sweep,
+        std::fs::read_to_string(fx.path("sb/sweep.csv")).unwrap()
+    );
+}
+
+#[test]
+fn bad_arguments_fail_with_helpful_messages() {
+    let fx = Fixture::new();
+    assert_fails_with(&fx.roam(&["sim", "missing.toml"]), &["missing.toml"]);
+    assert_fails_with(
+        &fx.roam(&["sim", "tiny.toml", "--set", "run.seed"]),
+        &["KEY=VALUE"],
+    );
+    assert_fails_with(
+        &fx.roam(&["sim", "tiny.toml", "--set", "run.bogus=1"]),
+        &["tiny.toml", "bogus"],
+    );
+    assert_fails_with(
+        &fx.roam(&["sim", "tiny.toml", "--set", "link.nowhere.forward.loss=0.1"]),
+        &["tiny.toml", "nowhere"],
+    );
+    assert_fails_with(
+        &fx.roam(&[
+            "sim",
+            "tiny.toml",
+            "--set",
+            "link.wireless.forward.loss=1.5",
+        ]),
+        &["tiny.toml", "loss"],
+    );
+    assert_fails_with(&fx.roam(&["sim", "tiny.toml", "--format", "xml"]), &["xml"]);
+    assert_fails_with(
+        &fx.roam(&["sweep", "tiny.toml", "--param", "loss", "--seeds", "2"]),
+        &["KEY=V1,V2"],
+    );
+    assert_fails_with(
+        &fx.roam(&["sweep", "tiny.toml", "--param", "a=1,,2", "--seeds", "2"]),
+        &["empty value"],
+    );
+    assert_fails_with(
+        &fx.roam(&[
+            "sweep",
+            "tiny.toml",
+            "--param",
+            "run.duration=1s",
+            "--seeds",
+            "0",
+        ]),
+        &["--seeds"],
+    );
+    assert_fails_with(
+        &fx.roam(&["bench", "--scenario", "tiny.toml", "--ns3", "no-such-ns3"]),
+        &["no-such-ns3"],
+    );
+
+    std::fs::write(fx.path("broken.toml"), "[run]\nduration = \n").unwrap();
+    assert_fails_with(
+        &fx.roam(&["sim", "broken.toml"]),
+        &["broken.toml", "line 2"],
+    );
+}
