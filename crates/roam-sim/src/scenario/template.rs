@@ -31,9 +31,11 @@ pub(crate) fn expand(section: &str, items: Vec<Value>) -> Result<Vec<Expanded>, 
         };
         let count = match count {
             Value::Integer(n) if (0..=MAX_EXPANDED as i64).contains(&n) => n as u64,
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "{section}[{pos}]: count: expected an integer in 0..={MAX_EXPANDED}, got {other}"
-            )),
+            ))
+            }
         };
         if out.len() as u64 + count > MAX_EXPANDED {
             return Err(format!(
