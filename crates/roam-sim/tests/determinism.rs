@@ -118,3 +118,25 @@ fn progress_is_reported_at_most_about_a_hundred_times() {
     assert_eq!(calls.last(), Some(&1.0));
     assert!(calls.windows(2).all(|w| w[0] <= w[1]));
 }
+
+#[test]
+fn example_scenarios_load_and_run() {
+    let dir = repo_path("scenarios/examples");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let s = Scenario::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let r = roam_sim::run(&s);
+        assert!(
+            r.flows.iter().all(|f| f.bytes_delivered > 0),
+            "{}: {:?}",
+            path.display(),
+            r.flows
+        );
+        n += 1;
+    }
+    assert!(n >= 4);
+}
