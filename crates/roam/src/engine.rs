@@ -1,6 +1,7 @@
 //! The CLI's only door into the simulator: load a scenario file as TOML, apply overrides,
 //! validate it into a scenario, run it. Errors are turned into [`CliError`]s that name the file.
 
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
 use roam_sim::result::RunResult;
@@ -52,11 +53,20 @@ pub fn build(doc: toml::Value, path: &Path) -> Result<Scenario> {
 }
 
 /// Runs a scenario to the end.
-pub fn run(scenario: &Scenario) -> RunResult {
-    roam_sim::run(scenario)
+///
+/// A panic inside the simulator (a bug, never the user's fault) is caught and reported as an
+/// error naming the scenario and seed, so that a sweep ends cleanly instead of aborting.
+pub fn run(scenario: &Scenario) -> Result<RunResult> {
+    run_with_progress(scenario, &mut |_| {})
 }
 
-/// Runs a scenario, calling `progress` with the completed fraction (0..=1) now and then.
-pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(f64)) -> RunResult {
-    roam_sim::run_with_progress(scenario, progress)
+/// Like [`run`], calling `progress` with the fraction of simulated time done (0..=1).
+pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(f64)) -> Result<RunResult> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        roam_sim::run_with_progress(scenario, progress)
+    }))
+    .map_err(|_| CliError::SimulatorBug {
+        scenario: scenario.name.clone(),
+        seed: scenario.run.seed,
+    })
 }

@@ -71,6 +71,17 @@ pub enum CliError {
         /// What went wrong.
         message: String,
     },
+    /// The simulator panicked (a bug in roam, reported instead of aborting).
+    #[error(
+        "the simulator failed on scenario {scenario:?} with seed {seed} (a bug in roam; \
+         please report it with the scenario file and seed)"
+    )]
+    SimulatorBug {
+        /// Scenario name.
+        scenario: String,
+        /// Seed of the failed run.
+        seed: u64,
+    },
     /// Writing to the terminal (stdout) failed, e.g. a closed pipe.
     #[error("cannot write to stdout: {0}")]
     Stdout(std::io::Error),

@@ -131,7 +131,7 @@ fn bench_one(path: &Path, args: &BenchArgs) -> Result<BenchRow> {
     for _ in 0..args.repeat {
         let (r, wall) = timed(|| engine::run(&scenario));
         walls.push(wall.as_secs_f64());
-        last = Some(r);
+        last = Some(r?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -223,10 +223,11 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
             ]
         })
         .collect();
-    format!(
-        "{}\nwall times are medians of {repeat} run(s) on this machine, one core each\n",
-        table::simple(&header, &body)
-    )
+    let mut t = table::simple(&header, &body, 1);
+    if let Some(col) = t.column_mut(header.len() - 1) {
+        col.set_cell_alignment(comfy_table::CellAlignment::Left);
+    }
+    format!("{t}\nwall times are medians of {repeat} run(s) on this machine, one core each\n")
 }
 
 /// Runs `roam bench`.

@@ -30,6 +30,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         })
     });
     bar.finish_and_clear();
+    let result = result?;
 
     let out_dir = args
         .out

@@ -297,7 +297,7 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
             row
         })
         .collect();
-    format!("{}\n", table::simple(&header, &rows))
+    format!("{}\n", table::simple(&header, &rows, params.len()))
 }
 
 /// Runs `roam sweep`.
@@ -350,7 +350,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             message: e.to_string(),
         })?;
     let bar = progress::bar(jobs.len() as u64, "sweeping", args.quiet);
-    let (results, wall): (Vec<RunResult>, _) = timed(|| {
+    let (results, wall): (Result<Vec<RunResult>>, _) = timed(|| {
         pool.install(|| {
             // par_iter().map().collect() keeps input order whatever the scheduling.
             jobs.par_iter()
@@ -363,6 +363,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         })
     });
     bar.finish_and_clear();
+    let results = results?;
 
     let runs: Vec<RunRow> = jobs
         .iter()

@@ -5,15 +5,16 @@ use roam_sim::result::RunResult;
 
 use super::fmt_num;
 
-/// A table with `header`, the given rows, and every column but the first right-aligned.
-pub fn simple(header: &[String], rows: &[Vec<String>]) -> Table {
+/// A table with `header` and the given rows; the first `left` columns are left-aligned (labels),
+/// the others right-aligned (numbers).
+pub fn simple(header: &[String], rows: &[Vec<String>], left: usize) -> Table {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_header(header);
     for r in rows {
         t.add_row(r);
     }
-    for i in 1..header.len() {
+    for i in left.max(1)..header.len() {
         if let Some(col) = t.column_mut(i) {
             col.set_cell_alignment(CellAlignment::Right);
         }
@@ -62,13 +63,7 @@ pub fn flows(result: &RunResult) -> Table {
             ]
         })
         .collect();
-    let mut t = simple(&header, &rows);
-    for i in [1, 2] {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Left);
-        }
-    }
-    t
+    simple(&header, &rows, 3)
 }
 
 /// One line under the flow table: Jain's index, simulated seconds and events.
