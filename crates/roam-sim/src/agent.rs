@@ -87,6 +87,9 @@ pub trait NetCtx {
     /// This agent's own random stream (seeded from the run seed and the agent's identity, so
     /// adding an agent does not perturb the others).
     fn rng(&mut self) -> &mut rand_chacha::ChaCha8Rng;
+    /// What the simulator's link model says about the link on local interface `iface` (the
+    /// host supplies this to engines as `roam_proto::linkinfo::LinkInfo`), if it exists.
+    fn link_info(&self, iface: IfaceIdx) -> Option<roam_proto::linkinfo::LinkInfo>;
 }
 
 /// A transport endpoint or traffic source on a simulated host.
@@ -103,5 +106,11 @@ pub trait Agent {
     /// A snapshot for the per-bin time series.
     fn sample(&self) -> AgentSample {
         AgentSample::default()
+    }
+    /// Something about the link on local interface `iface` changed (Gilbert–Elliott state,
+    /// blackout start or end, a scheduled rate/delay/loss change, interface or link up/down);
+    /// [`NetCtx::link_info`] has the new facts. Does nothing by default.
+    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+        let _ = (iface, ctx);
     }
 }

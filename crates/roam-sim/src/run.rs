@@ -11,7 +11,7 @@ use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
-use crate::scenario::{tcp, FlowKind, NodeKind, Scenario};
+use crate::scenario::{tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Call, IfaceRt, Net, NodeRt};
 use crate::world::{out_dir, Routing};
 
@@ -63,6 +63,7 @@ fn build_net(s: &Scenario) -> Net {
             iface_at(l.b, li),
             seed,
             &format!("link:{}:fwd", l.name),
+            l.wireless,
         ));
         dirs.push(LinkDir::new(
             &l.reverse,
@@ -70,6 +71,7 @@ fn build_net(s: &Scenario) -> Net {
             iface_at(l.a, li),
             seed,
             &format!("link:{}:rev", l.name),
+            l.wireless,
         ));
     }
     let nodes = s
@@ -86,6 +88,7 @@ fn build_net(s: &Scenario) -> Net {
                     out: out_dir(&s.links, l, ni),
                     addr: (n.kind == NodeKind::Host).then(|| routing.addr(ni, k as u8)),
                     up: true,
+                    handoffs: 0,
                 })
                 .collect(),
             ports: Vec::new(),
@@ -228,6 +231,31 @@ impl<'s> Runner<'s> {
         }
     }
 
+    /// Calls every agent on `node` (if a host) about a change on its interface `iface`.
+    fn notify_iface(&mut self, node: u32, iface: u8, done: &mut Completion) {
+        let n = &self.net.nodes[node as usize];
+        if n.is_router {
+            return;
+        }
+        for k in 0..n.ports.len() {
+            let a = self.net.nodes[node as usize].ports[k].1;
+            let slot = &mut self.agents[a as usize];
+            call_agent(&mut self.net, slot, a, Call::LinkChange(IfaceIdx(iface)));
+            done.check(self.agents[a as usize].flow, &self.net);
+        }
+    }
+
+    /// Notifies the agents at both ends of the link that direction `dir` belongs to.
+    fn notify_link(&mut self, dir: u32, done: &mut Completion) {
+        for d in [dir, dir ^ 1] {
+            let (node, iface) = {
+                let ld = &self.net.dirs[d as usize];
+                (ld.to_node, ld.to_iface)
+            };
+            self.notify_iface(node, iface, done);
+        }
+    }
+
     fn run(mut self, progress: &mut dyn FnMut(f64)) -> RunResult {
         let s = self.s;
         let end = Time::ZERO + s.run.duration;
@@ -235,12 +263,7 @@ impl<'s> Runner<'s> {
         let mut next_progress = Time::ZERO + step;
         let mut sampler = Sampler::new(s);
         let mut last_sample = Time::ZERO;
-        let counted: Vec<bool> = s.flows.iter().map(|f| !f.cross).collect();
-        let mut done = vec![false; s.flows.len()];
-        let mut remaining = counted.iter().filter(|&&c| c).count();
-        let can_stop = s.run.stop_when_done
-            && remaining > 0
-            && s.flows.iter().all(|f| f.cross || f.size.is_some());
+        let mut done = Completion::new(s);
         let mut events = 0u64;
         let mut stopped_at = None;
         while let Some((t, kind)) = self.net.events.pop_until(end) {
@@ -251,10 +274,10 @@ impl<'s> Runner<'s> {
                 let k = t.as_nanos() / step.as_nanos().max(1) as u64 + 1;
                 next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
             }
-            let called = match kind {
+            match kind {
                 EventKind::AgentStart(a) => {
                     call_agent(&mut self.net, &mut self.agents[a as usize], a, Call::Start);
-                    Some(a)
+                    done.check(self.agents[a as usize].flow, &self.net);
                 }
                 EventKind::AgentTimer(a) => {
                     let slot = &mut self.agents[a as usize];
@@ -263,30 +286,25 @@ impl<'s> Runner<'s> {
                     }
                     if slot.agent.next_timer().is_some_and(|x| x <= t) {
                         call_agent(&mut self.net, slot, a, Call::Timer);
-                        Some(a)
+                        done.check(self.agents[a as usize].flow, &self.net);
                     } else {
                         arm_timer(&mut self.net, slot, a, t, false);
-                        None
                     }
                 }
-                EventKind::TxReady(d) => {
-                    self.net.tx_ready(d);
-                    None
-                }
-                EventKind::Arrive { dir, slot } => match self.net.arrive(dir, slot) {
-                    Some((a, iface, pkt)) => {
+                EventKind::TxReady(d) => self.net.tx_ready(d),
+                EventKind::Arrive { dir, slot } => {
+                    if let Some((a, iface, pkt)) = self.net.arrive(dir, slot) {
                         let agent = &mut self.agents[a as usize];
                         call_agent(&mut self.net, agent, a, Call::Packet(iface, pkt));
-                        Some(a)
+                        done.check(self.agents[a as usize].flow, &self.net);
                     }
-                    None => None,
-                },
+                }
                 EventKind::GilbertFlip(d) => {
                     if let Some(g) = self.net.dirs[d as usize].imp.gilbert.as_mut() {
                         let next = g.flip();
                         self.net.events.push(t + next, EventKind::GilbertFlip(d));
                     }
-                    None
+                    self.notify_link(d, &mut done);
                 }
                 EventKind::Blackout { dir, on } => {
                     let imp = &mut self.net.dirs[dir as usize].imp;
@@ -295,13 +313,20 @@ impl<'s> Runner<'s> {
                     } else {
                         imp.blackout_depth.saturating_sub(1)
                     };
-                    None
+                    self.notify_link(dir, &mut done);
                 }
                 EventKind::Scheduled(i) => {
                     if let Some(e) = s.events.get(i as usize) {
                         self.net.apply(e);
+                        match &e.action {
+                            EventAction::Link { link, .. } => {
+                                self.notify_link(2 * *link as u32, &mut done)
+                            }
+                            EventAction::Iface { node, iface, .. } => {
+                                self.notify_iface(*node as u32, *iface, &mut done)
+                            }
+                        }
                     }
-                    None
                 }
                 EventKind::Sample => {
                     let agents = &self.agents;
@@ -314,21 +339,11 @@ impl<'s> Runner<'s> {
                     if next <= end {
                         self.net.events.push(next, EventKind::Sample);
                     }
-                    None
                 }
-            };
-            if let Some(a) = called {
-                let f = self.agents[a as usize].flow as usize;
-                if !done[f] && self.net.counters[f].completed_at.is_some() {
-                    done[f] = true;
-                    if counted[f] {
-                        remaining -= 1;
-                    }
-                    if can_stop && remaining == 0 {
-                        stopped_at = Some(t);
-                        break;
-                    }
-                }
+            }
+            if done.all_done() {
+                stopped_at = Some(t);
+                break;
             }
         }
         let end = stopped_at.unwrap_or(end);
@@ -350,5 +365,137 @@ impl<'s> Runner<'s> {
                 series: sampler.into_series(),
             },
         )
+    }
+}
+
+/// Tracks which flows have completed, for `stop_when_done`.
+struct Completion {
+    counted: Vec<bool>,
+    done: Vec<bool>,
+    remaining: usize,
+    can_stop: bool,
+}
+
+impl Completion {
+    fn new(s: &Scenario) -> Completion {
+        let counted: Vec<bool> = s.flows.iter().map(|f| !f.cross).collect();
+        let remaining = counted.iter().filter(|&&c| c).count();
+        Completion {
+            can_stop: s.run.stop_when_done
+                && remaining > 0
+                && s.flows.iter().all(|f| f.cross || f.size.is_some()),
+            done: vec![false; counted.len()],
+            counted,
+            remaining,
+        }
+    }
+
+    /// Notes whether flow `f` has completed (after one of its agents was called).
+    fn check(&mut self, f: u32, net: &Net) {
+        let f = f as usize;
+        if !self.done[f] && net.counters[f].completed_at.is_some() {
+            self.done[f] = true;
+            if self.counted[f] {
+                self.remaining -= 1;
+            }
+        }
+    }
+
+    fn all_done(&self) -> bool {
+        self.can_stop && self.remaining == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use roam_proto::linkinfo::{ChannelState, LinkInfo};
+
+    use super::*;
+    use crate::agent::{Agent, NetCtx, Packet};
+
+    type Log = Rc<RefCell<Vec<(f64, LinkInfo)>>>;
+
+    /// Records every link change it is told about.
+    struct Recorder(Log);
+
+    impl Agent for Recorder {
+        fn start(&mut self, _ctx: &mut dyn NetCtx) {}
+        fn on_packet(&mut self, _iface: IfaceIdx, _packet: Packet, _ctx: &mut dyn NetCtx) {}
+        fn on_timer(&mut self, _ctx: &mut dyn NetCtx) {}
+        fn next_timer(&self) -> Option<Time> {
+            None
+        }
+        fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+            if let Some(info) = ctx.link_info(iface) {
+                self.0.borrow_mut().push((ctx.now().as_secs_f64(), info));
+            }
+        }
+    }
+
+    #[test]
+    fn agents_observe_channel_state_blackouts_handoffs_and_rate_changes() {
+        let s = Scenario::from_toml_str(
+            r#"
+[run]
+duration = "30s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "w"
+a = "a"
+b = "b"
+rate = "2Mbps"
+delay = "10ms"
+[link.forward]
+gilbert = { good = { mean = "2s", loss = 0.0 }, bad = { mean = "1s", loss = 0.5 } }
+blackouts = [{ at = "25s", duration = "1s" }]
+[[flow]]
+id = "f"
+protocol = "cbr"
+from = "a"
+to = "b"
+rate = "100kbps"
+[[event]]
+at = "10s"
+link = "w"
+set = { rate = "1Mbps" }
+[[event]]
+at = "12s"
+node = "b"
+iface = 0
+up = false
+[[event]]
+at = "13s"
+node = "b"
+iface = "w"
+up = true
+"#,
+            "t",
+        )
+        .unwrap();
+        let log: Log = Rc::default();
+        let mut runner = Runner::new(&s);
+        runner.agents[0].agent = Box::new(Recorder(Rc::clone(&log)));
+        runner.run(&mut |_| {});
+        let log = log.borrow();
+        let flips = log
+            .windows(2)
+            .filter(|w| w[0].1.channel != w[1].1.channel)
+            .count();
+        assert!(flips >= 6, "{flips} channel changes in {log:?}");
+        assert!(log.iter().all(|(_, i)| i.wireless));
+        let at = |t: f64| log.iter().find(|(x, _)| (*x - t).abs() < 1e-9).map(|e| e.1);
+        assert_eq!(at(10.0).map(|i| i.bandwidth_bps), Some(1_000_000));
+        assert_eq!(at(12.0).map(|i| i.up), Some(false));
+        let back = at(13.0).expect("up again");
+        assert!(back.up);
+        assert_eq!(back.handoffs, 2, "rate change + interface back up");
+        assert_eq!(at(25.0).map(|i| i.channel), Some(ChannelState::Bad));
+        assert!((log[0].1.loss_prob - 0.5 / 3.0).abs() < 1e-9);
     }
 }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
+use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::Time;
 
 use crate::agent::{Addr, Agent, FlowCounters, FlowIdx, IfaceIdx, NetCtx, Packet};
@@ -21,6 +22,8 @@ pub(crate) struct IfaceRt {
     pub addr: Option<Addr>,
     /// False while down.
     pub up: bool,
+    /// Times the interface came back up or its link changed profile (rate or delay).
+    pub handoffs: u32,
 }
 
 /// A node at run time.
@@ -171,6 +174,40 @@ impl Net {
         }
     }
 
+    /// Link facts for `node`'s interface `iface`: loss is the larger of the two directions'
+    /// long-run random loss, PER, delay and bandwidth are those of the incoming direction, the
+    /// channel is bad if either direction is in a blackout or a Gilbert–Elliott bad state.
+    pub(crate) fn link_info(&self, node: u32, iface: IfaceIdx) -> Option<LinkInfo> {
+        let i = self.nodes[node as usize].ifaces.get(usize::from(iface.0))?;
+        let out = &self.dirs[i.out as usize];
+        let inc = &self.dirs[(i.out ^ 1) as usize];
+        let per = inc.imp.mean_loss();
+        Some(LinkInfo {
+            wireless: out.wireless,
+            loss_prob: per.max(out.imp.mean_loss()),
+            per,
+            one_way_delay: Duration::from_nanos(inc.delay_ns),
+            bandwidth_bps: inc.chan.rate_bps(),
+            channel: if inc.imp.channel_bad() || out.imp.channel_bad() {
+                ChannelState::Bad
+            } else {
+                ChannelState::Good
+            },
+            up: i.up && inc.imp.up && out.imp.up,
+            handoffs: i.handoffs,
+        })
+    }
+
+    /// Counts a profile change on both ends of link direction pair `dir`.
+    fn count_handoff(&mut self, dir: usize) {
+        for d in [dir, dir ^ 1] {
+            let (node, iface) = (self.dirs[d].to_node as usize, self.dirs[d].to_iface);
+            if let Some(i) = self.nodes[node].ifaces.get_mut(usize::from(iface)) {
+                i.handoffs = i.handoffs.saturating_add(1);
+            }
+        }
+    }
+
     /// Applies a scenario `[[event]]`.
     pub(crate) fn apply(&mut self, ev: &EventSpec) {
         match &ev.action {
@@ -200,9 +237,15 @@ impl Net {
                         d.imp.up = up;
                     }
                 }
+                if change.rate.is_some() || change.delay.is_some() {
+                    self.count_handoff(2 * link);
+                }
             }
             EventAction::Iface { node, iface, up } => {
                 if let Some(i) = self.nodes[*node].ifaces.get_mut(usize::from(*iface)) {
+                    if *up && !i.up {
+                        i.handoffs = i.handoffs.saturating_add(1);
+                    }
                     i.up = *up;
                 }
             }
@@ -255,6 +298,10 @@ impl NetCtx for Ctx<'_> {
     fn rng(&mut self) -> &mut ChaCha8Rng {
         self.rng
     }
+
+    fn link_info(&self, iface: IfaceIdx) -> Option<LinkInfo> {
+        self.net.link_info(self.node, iface)
+    }
 }
 
 /// An agent and its bookkeeping.
@@ -273,6 +320,7 @@ pub(crate) enum Call {
     Start,
     Packet(IfaceIdx, Packet),
     Timer,
+    LinkChange(IfaceIdx),
 }
 
 /// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
@@ -289,6 +337,7 @@ pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: 
             Call::Start => slot.agent.start(&mut ctx),
             Call::Packet(iface, pkt) => slot.agent.on_packet(iface, pkt, &mut ctx),
             Call::Timer => slot.agent.on_timer(&mut ctx),
+            Call::LinkChange(iface) => slot.agent.on_link_change(iface, &mut ctx),
         }
     }
     arm_timer(net, slot, index, now, timer_call);

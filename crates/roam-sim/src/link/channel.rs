@@ -192,6 +192,14 @@ impl Channel {
         self.server = Server::Rate(rate);
     }
 
+    /// Current rate in bits/s (a trace's mean rate for trace-driven transmitters).
+    pub(crate) fn rate_bps(&self) -> u64 {
+        match &self.server {
+            Server::Rate(r) => *r,
+            Server::Trace(c) => c.trace().mean_rate_bps() as u64,
+        }
+    }
+
     /// Bits the transmitter could have sent from time zero to `end`.
     pub(crate) fn capacity_bits(&self, end: Time) -> f64 {
         self.cap_bits + self.capacity_between(self.cap_since, end)

@@ -31,6 +31,21 @@ impl Gilbert {
         }
     }
 
+    /// Whether the channel is in the bad state.
+    pub(crate) fn is_bad(&self) -> bool {
+        self.bad
+    }
+
+    /// Long-run loss probability (stationary mix of the two states).
+    pub(crate) fn mean_loss(&self) -> f64 {
+        let total = self.good_mean_ns + self.bad_mean_ns;
+        if total > 0.0 {
+            (self.good_mean_ns * self.good_loss + self.bad_mean_ns * self.bad_loss) / total
+        } else {
+            0.0
+        }
+    }
+
     /// Loss probability in the current state.
     pub(crate) fn loss(&self) -> f64 {
         if self.bad {

@@ -55,6 +55,17 @@ impl Impairments {
         self.loss > 0.0 && self.loss_rng.gen::<f64>() < self.loss
     }
 
+    /// Long-run loss probability of the random-loss processes (Bernoulli and Gilbert–Elliott).
+    pub(crate) fn mean_loss(&self) -> f64 {
+        let ge = self.gilbert.as_ref().map_or(0.0, Gilbert::mean_loss);
+        1.0 - (1.0 - self.loss) * (1.0 - ge)
+    }
+
+    /// Whether the channel is currently bad: in a blackout or Gilbert–Elliott's bad state.
+    pub(crate) fn channel_bad(&self) -> bool {
+        self.blackout_depth > 0 || self.gilbert.as_ref().is_some_and(Gilbert::is_bad)
+    }
+
     /// For a departing packet: extra delay (ns) and whether to send a duplicate.
     pub(crate) fn on_depart(&mut self) -> (u64, bool) {
         let mut extra = 0;

@@ -39,6 +39,8 @@ pub(crate) struct LinkDir {
     pub imp: Impairments,
     /// Counters.
     pub stats: DirStats,
+    /// Whether the link is a wireless hop (reported in link info).
+    pub wireless: bool,
 }
 
 impl LinkDir {
@@ -49,6 +51,7 @@ impl LinkDir {
         to_iface: u8,
         seed: u64,
         stream: &str,
+        wireless: bool,
     ) -> LinkDir {
         let chan = match &spec.capacity {
             Capacity::Rate(r) => Channel::with_rate(*r, spec.queue),
@@ -77,6 +80,7 @@ impl LinkDir {
             chan,
             imp,
             stats: DirStats::default(),
+            wireless,
         }
     }
 }

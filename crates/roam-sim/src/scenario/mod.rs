@@ -89,6 +89,9 @@ pub struct LinkSpec {
     pub a: usize,
     /// Node index of end b.
     pub b: usize,
+    /// Whether the link is a wireless hop (`wireless`; default: true if either direction has
+    /// random loss, Gilbert–Elliott or a trace). Reported to agents in link info.
+    pub wireless: bool,
     /// Direction a → b.
     pub forward: DirSpec,
     /// Direction b → a.
@@ -586,13 +589,18 @@ fn parse_link(
             .get::<QueueLimit>("queue")?
             .unwrap_or(QueueLimit::Packets(100)),
     };
+    let wireless = f.get::<bool>("wireless")?;
     let forward = parse_dir(f.sub("forward")?, &f, "forward", &defaults, base_dir)?;
     let reverse = parse_dir(f.sub("reverse")?, &f, "reverse", &defaults, base_dir)?;
     f.finish()?;
+    let lossy = |d: &DirSpec| {
+        d.loss > 0.0 || d.gilbert.is_some() || matches!(d.capacity, Capacity::Trace(_))
+    };
     Ok(LinkSpec {
         name,
         a,
         b,
+        wireless: wireless.unwrap_or(lossy(&forward) || lossy(&reverse)),
         forward,
         reverse,
     })
