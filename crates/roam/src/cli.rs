@@ -36,7 +36,10 @@ pub enum Command {
 The summary goes to the terminal (a table, or one JSON object with --format json); result.json, \
 series.csv, flows.csv, links.csv and throughput/cwnd/seq SVG plots are always written to the \
 output folder (default out/<scenario-name>/).\n\n\
-Overrides use dotted paths into the scenario file and are applied before it is validated.\n\n\
+Overrides use dotted paths into the scenario file and are applied before it is validated. \
+Array entries are addressed by name or id (link.bottleneck.forward.loss, flow.f{i}.size for a \
+repeated entry) or by index (flow.0.size); values are TOML (0.01, true, \"10Mbps\") or bare \
+text (10Mbps).\n\n\
 Examples:\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
 roam sim dumbbell.toml --seed 7 --set run.duration=30 --out /tmp/run7\n  \
@@ -49,12 +52,13 @@ The grid is the cartesian product of every --param's values (first --param varie
 times seeds 1..=N (the seed overrides run.seed). Runs execute in parallel; results are ordered \
 by grid point and seed regardless of scheduling. For each grid point the mean and the half-width \
 of the 95 % Student-t confidence interval are reported for total goodput, Jain's index, each \
-flow's goodput, completion time (of the flows that completed) and overhead.\n\n\
+flow's goodput, completion time (of the flows that completed) and overhead; totals and means \
+leave cross traffic out.\n\n\
 Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
 (default out/sweep-<scenario-name>/).\n\n\
 Examples:\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
-roam sweep dumbbell.toml --param flow.a.cc=newreno,westwood --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
+roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
     )]
     Sweep(SweepArgs),
     /// Measure simulator speed (events/s, packets/s) and compare with ns-3.
