@@ -330,7 +330,10 @@ impl Sender {
             self.dupacks >= self.dup_thresh || (self.sack && self.board.first_is_lost());
         // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
         if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
-            let flight = self.board.outstanding();
+            // RFC 6675 §5 (4.2) halves "FlightSize"; like ns-3 we measure it as the pipe at
+            // the moment of entry (outstanding − SACKed − lost), the data still in the
+            // network. See docs/DECISIONS.md ("Loss window at recovery entry").
+            let flight = self.board.pipe();
             self.recovery = Some(Recovery {
                 point: self.snd_nxt,
                 inflation: if self.sack { 0 } else { 3 * self.mss },
