@@ -56,8 +56,15 @@ impl Trace {
 
     /// Reads and parses a trace file.
     pub fn load(path: &Path) -> Result<Trace, String> {
-        let text = std::fs::read_to_string(path)
+        use std::io::Read;
+        const LIMIT: u64 = 256 << 20;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(LIMIT + 1).read_to_string(&mut text))
             .map_err(|e| format!("cannot read trace {}: {e}", path.display()))?;
+        if text.len() as u64 > LIMIT {
+            return Err(format!("trace {}: larger than 256 MiB", path.display()));
+        }
         Trace::parse(&text).map_err(|e| format!("trace {}: {e}", path.display()))
     }
 
