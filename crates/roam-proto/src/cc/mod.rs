@@ -7,12 +7,14 @@
 //! no-op default so a controller implements only what it reacts to.
 
 mod new_reno;
+mod westwood;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 pub use new_reno::NewReno;
+pub use westwood::Westwood;
 
 use crate::linkinfo::LinkInfo;
 use crate::Time;
@@ -86,16 +88,19 @@ pub enum CcKind {
     /// TCP NewReno (RFC 5681 + RFC 6582 window rules).
     #[default]
     NewReno,
+    /// TCP Westwood+ (bandwidth estimate from the ACK rate; ssthresh = BWE × RTTmin on loss).
+    Westwood,
 }
 
 impl CcKind {
     /// Every selectable controller, by name.
-    pub const ALL: &'static [CcKind] = &[CcKind::NewReno];
+    pub const ALL: &'static [CcKind] = &[CcKind::NewReno, CcKind::Westwood];
 
     /// The name used in scenario files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
+            CcKind::Westwood => "westwood",
         }
     }
 
@@ -103,6 +108,7 @@ impl CcKind {
     pub fn build(self, mss: u64, initial_window_segments: u32) -> Box<dyn CongestionController> {
         match self {
             CcKind::NewReno => Box::new(NewReno::new(mss, initial_window_segments)),
+            CcKind::Westwood => Box::new(Westwood::new(mss, initial_window_segments)),
         }
     }
 }
