@@ -10,16 +10,23 @@
 //! never allocate otherwise. Both directions are fuzzed (`fuzz/`) and property-tested for round
 //! trips.
 
+mod data;
 mod error;
 mod header;
 mod options;
 mod reader;
+mod request;
 mod segment;
 
+pub use data::{Data, DATA_FIXED_LEN, UNKNOWN_LENGTH};
 pub use error::DecodeError;
 pub use header::{ConnId, Flags, Header, PacketType, HEADER_LEN, VERSION};
 pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
     MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
+};
+pub use request::{
+    PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS, PULL_BLOCK_LEN,
+    REQUEST_FIXED_LEN,
 };
 pub use segment::{Segment, SEGMENT_FIXED_LEN};

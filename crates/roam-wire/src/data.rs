@@ -1,0 +1,154 @@
+//! RCP data (DATA), sender → receiver (rcp-r2cp.txt §3.2–3.3).
+//!
+//! ```text
+//! common header (12; flags SYN/ACK/FIN/RST) | seq u64 | window u64 | object_len u64 |
+//! ts_val u32 | ts_ecr u32 | pull_id u32 | payload (rest of datagram)
+//! ```
+//! * `seq` is the object offset of the first payload byte (object offsets are the sequence
+//!   space: any sender holding the object serves any range).
+//! * `window` (SND.WND) is the highest object offset the receiver may request: the sender's
+//!   reverse flow control (§3.3.4).
+//! * `object_len` is the object's length ([`UNKNOWN_LENGTH`] for an unbounded source).
+//! * `ts_ecr` echoes the timestamp of the REQ that asked for this data, so the receiver takes
+//!   unambiguous RTT samples even for re-requested data.
+//! * `pull_id` is the pull serial number this segment answers (0 for cumulative-mode data).
+
+use crate::reader::Reader;
+use crate::{ConnId, DecodeError, Flags, Header, PacketType, HEADER_LEN};
+
+/// Bytes of a data datagram before its payload.
+pub const DATA_FIXED_LEN: usize = HEADER_LEN + 8 + 8 + 8 + 4 + 4 + 4;
+
+/// `object_len` of an object without a known end (an unbounded bulk source).
+pub const UNKNOWN_LENGTH: u64 = u64::MAX;
+
+/// A decoded (or to-be-encoded) data datagram borrowing its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Data<'a> {
+    /// Connection identifier.
+    pub conn_id: ConnId,
+    /// SYN+ACK opens, FIN+ACK closes, RST aborts.
+    pub flags: Flags,
+    /// Object offset of the first payload byte.
+    pub seq: u64,
+    /// SND.WND: highest offset the receiver may request.
+    pub window: u64,
+    /// Object length, or [`UNKNOWN_LENGTH`].
+    pub object_len: u64,
+    /// Sender's timestamp (µs, wrapping).
+    pub ts_val: u32,
+    /// Echo of the requesting REQ's timestamp.
+    pub ts_ecr: u32,
+    /// Pull serial number answered (0: cumulative mode).
+    pub pull_id: u32,
+    /// Object bytes `seq .. seq + payload.len()`.
+    pub payload: &'a [u8],
+}
+
+impl<'a> Data<'a> {
+    /// Decodes a whole datagram as data. Never panics.
+    pub fn decode(bytes: &'a [u8]) -> Result<Data<'a>, DecodeError> {
+        let header = Header::decode(bytes)?;
+        if header.packet_type != PacketType::Data {
+            return Err(DecodeError::WrongPacketType {
+                expected: PacketType::Data,
+                found: header.packet_type,
+            });
+        }
+        let mut r = Reader::at(bytes, HEADER_LEN);
+        let seq = r.u64()?;
+        let window = r.u64()?;
+        let object_len = r.u64()?;
+        let ts_val = r.u32()?;
+        let ts_ecr = r.u32()?;
+        let pull_id = r.u32()?;
+        let payload = r.take_rest();
+        if seq.checked_add(payload.len() as u64).is_none() {
+            return Err(DecodeError::FieldOutOfRange { field: "seq" });
+        }
+        Ok(Data {
+            conn_id: header.conn_id,
+            flags: header.flags,
+            seq,
+            window,
+            object_len,
+            ts_val,
+            ts_ecr,
+            pull_id,
+            payload,
+        })
+    }
+
+    /// Length of the encoded datagram.
+    pub fn encoded_len(&self) -> usize {
+        DATA_FIXED_LEN + self.payload.len()
+    }
+
+    /// Appends the encoded datagram to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.reserve(self.encoded_len());
+        Header {
+            packet_type: PacketType::Data,
+            flags: self.flags,
+            conn_id: self.conn_id,
+        }
+        .encode(out);
+        out.extend_from_slice(&self.seq.to_be_bytes());
+        out.extend_from_slice(&self.window.to_be_bytes());
+        out.extend_from_slice(&self.object_len.to_be_bytes());
+        out.extend_from_slice(&self.ts_val.to_be_bytes());
+        out.extend_from_slice(&self.ts_ecr.to_be_bytes());
+        out.extend_from_slice(&self.pull_id.to_be_bytes());
+        out.extend_from_slice(self.payload);
+    }
+
+    /// One past the last payload byte.
+    pub fn end(&self) -> u64 {
+        self.seq.saturating_add(self.payload.len() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_round_trips_and_rejects_other_types() {
+        let d = Data {
+            conn_id: ConnId(9),
+            flags: Flags::ACK,
+            seq: 1000,
+            window: 1 << 40,
+            object_len: UNKNOWN_LENGTH,
+            ts_val: 1,
+            ts_ecr: 2,
+            pull_id: 3,
+            payload: b"abc",
+        };
+        let mut out = Vec::new();
+        d.encode(&mut out);
+        assert_eq!(out.len(), d.encoded_len());
+        assert_eq!(Data::decode(&out), Ok(d));
+        assert_eq!(d.end(), 1003);
+        out[1] = PacketType::Segment as u8;
+        assert!(Data::decode(&out).is_err());
+    }
+
+    #[test]
+    fn data_whose_range_overflows_is_rejected() {
+        let d = Data {
+            conn_id: ConnId(9),
+            flags: Flags::ACK,
+            seq: u64::MAX,
+            window: 0,
+            object_len: 0,
+            ts_val: 0,
+            ts_ecr: 0,
+            pull_id: 0,
+            payload: b"x",
+        };
+        let mut out = Vec::new();
+        d.encode(&mut out);
+        assert!(Data::decode(&out).is_err());
+    }
+}
