@@ -81,9 +81,17 @@ fn total_goodput_mbps(r: &RunResult) -> f64 {
 
 /// Runs the ns-3 program `repeat` times with the dumbbell's flows, duration and loss and returns
 /// the median wall time and goodput.
-fn run_ns3(program: &Path, flows: usize, time_s: f64, loss: f64, repeat: u32) -> Result<Ns3Line> {
+fn run_ns3(
+    program: &Path,
+    flows: usize,
+    time_s: f64,
+    loss: f64,
+    repeat: u32,
+    quiet: bool,
+) -> Result<Ns3Line> {
     let name = program.display().to_string();
     let mut lines = Vec::new();
+    let bar = progress::bar(u64::from(repeat), "ns-3", quiet);
     for _ in 0..repeat {
         let out = Command::new(program)
             .arg(format!("--flows={flows}"))
@@ -112,7 +120,9 @@ fn run_ns3(program: &Path, flows: usize, time_s: f64, loss: f64, repeat: u32) ->
                 stdout.trim()
             ),
         })?);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let med = |f: fn(&Ns3Line) -> f64| median(&lines.iter().map(f).collect::<Vec<_>>());
     Ok(Ns3Line {
         total_goodput_mbps: med(|l| l.total_goodput_mbps).unwrap_or(f64::NAN),
@@ -153,6 +163,7 @@ fn bench_one(path: &Path, args: &BenchArgs) -> Result<BenchRow> {
                 result.sim_seconds,
                 loss,
                 args.repeat,
+                args.quiet,
             )?)
         }
         None => NS3_REFERENCE
