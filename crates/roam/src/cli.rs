@@ -75,6 +75,40 @@ roam bench --repeat 5 --ns3 /work/ns3/ns3-dumbbell\n  \
 roam bench --scenario my-dumbbell.toml --repeat 1"
     )]
     Bench(BenchArgs),
+    /// Reproduce a paper's experiments and compare with its published numbers.
+    #[command(long_about = "Reproduce a paper's experiments in the simulator.\n\n\
+Runs the scenario set under experiments/<NAME>/ over the paper's parameter grid and seeds, in \
+parallel, and writes results/<NAME>/report.md (our table beside the paper's numbers, plots) and \
+results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, holds — the verdict is \
+computed from the measured numbers). --quick uses fewer seeds and shorter runs.\n\n\
+Examples:\n  \
+roam reproduce --list\n  \
+roam reproduce probing --quick\n  \
+roam reproduce atl --out /tmp/atl")]
+    Reproduce(ReproduceArgs),
+}
+
+/// Arguments of `roam reproduce`.
+#[derive(Debug, clap::Args)]
+pub struct ReproduceArgs {
+    /// Experiment to run (see --list).
+    #[arg(value_name = "NAME", required_unless_present = "list")]
+    pub name: Option<String>,
+    /// List the available experiments and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Fewer seeds and shorter runs.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder [default: results/<NAME>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Repository root holding experiments/ [default: the current directory].
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub root: PathBuf,
+    /// Hide the progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// How `roam sim` reports on stdout.

@@ -8,6 +8,17 @@ use std::path::PathBuf;
 /// it as-is and exit non-zero.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A reproduction failed.
+    #[error("{0}")]
+    Lab(#[from] roam_lab::LabError),
+    /// No experiment has that name.
+    #[error("unknown experiment {name:?} (known: {known})")]
+    UnknownExperiment {
+        /// What was asked for.
+        name: String,
+        /// The known names.
+        known: String,
+    },
     /// A scenario (or other input) file could not be read.
     #[error("cannot read {}: {source}", path.display())]
     ReadFile {

@@ -11,7 +11,6 @@ mod engine;
 mod error;
 mod output;
 mod progress;
-mod stats;
 mod timing;
 
 use std::process::ExitCode;
@@ -33,6 +32,7 @@ fn main() -> ExitCode {
         Command::Sim(args) => cmd::sim::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Reproduce(args) => cmd::reproduce::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,8 +11,8 @@ use crate::engine;
 use crate::error::{CliError, Result};
 use crate::output::{fmt_num, table};
 use crate::progress;
-use crate::stats::median;
 use crate::timing::timed;
+use roam_lab::stats::median;
 
 /// The scenarios benchmarked when none is given.
 pub const DEFAULT_SCENARIOS: [&str; 2] = [

@@ -1,6 +1,7 @@
 //! The subcommands, and the small pieces they share.
 
 pub mod bench;
+pub mod reproduce;
 pub mod sim;
 pub mod sweep;
 

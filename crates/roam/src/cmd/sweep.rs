@@ -13,8 +13,8 @@ use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
 use crate::output::{self, csv, fmt_num, table};
 use crate::progress;
-use crate::stats::Estimate;
 use crate::timing::timed;
+use roam_lab::stats::Estimate;
 
 /// One grid point: a value for every swept key, in `--param` order.
 pub type Point = Vec<(String, String)>;
