@@ -110,6 +110,7 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
                 bytes_delivered: c.bytes_delivered,
                 completion_s: c.completed_at.map(|t| (t - start).as_secs_f64()),
                 retransmitted_segments: c.retransmitted_segments,
+                integrity_errors: c.integrity_errors,
                 timeouts: c.timeouts,
                 datagrams_sent: c.datagrams_sent,
                 transport_bytes_sent: c.transport_bytes_sent,

@@ -52,6 +52,8 @@ pub struct FlowResult {
     pub retransmitted_segments: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Delivered bytes that differed from what the sender wrote (always 0 unless a bug).
+    pub integrity_errors: u64,
     /// Datagrams sent by both ends' transport layers.
     pub datagrams_sent: u64,
     /// Bytes sent by both ends' transport layers (whole datagrams, without IP/UDP headers).

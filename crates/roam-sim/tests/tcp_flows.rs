@@ -1,10 +1,9 @@
-//! TCP flows through the simulator: completion, integrity under impairments, and the ns-3
-//! dumbbell anchors.
+//! TCP flows through the simulator: completion and integrity under impairments (the ns-3
+//! anchors are in validation.rs).
 
 mod common;
 
-use common::{flow, repo_path, run, two_hosts};
-use roam_sim::Scenario;
+use common::{flow, run, two_hosts};
 
 fn tcp(id: &str, size: &str) -> String {
     format!(
@@ -59,29 +58,4 @@ delay = "20ms""#,
     assert_eq!(f.bytes_delivered, 2_000_000, "{f:?}");
     assert!(f.completion_s.is_some());
     assert!(f.retransmitted_segments > 0);
-}
-
-/// Total goodput (Mb/s) and Jain index of a validation scenario.
-fn validation(name: &str) -> (f64, f64) {
-    let s = Scenario::load(&repo_path(&format!("scenarios/validation/{name}.toml"))).unwrap();
-    let r = roam_sim::run(&s);
-    (
-        r.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6,
-        r.jain_index,
-    )
-}
-
-#[test]
-fn dumbbell_anchors_are_near_ns3() {
-    // ns-3 (shared/anchors/README.md): 9.479, 9.483 (Jain 0.9999), 1.834, 6.684 Mb/s. Our
-    // headers differ slightly from ns-3's, and loss recovery details shift the lossy cases.
-    let (single, _) = validation("dumbbell-single");
-    assert!((single - 9.479).abs() < 0.4, "single {single}");
-    let (shared, jain) = validation("dumbbell-shared");
-    assert!((shared - 9.483).abs() < 0.4, "shared {shared}");
-    assert!(jain > 0.95, "jain {jain}");
-    let (lossy, _) = validation("dumbbell-lossy");
-    assert!(lossy > 1.2 && lossy < 2.8, "lossy {lossy}");
-    let (light, _) = validation("dumbbell-light-loss");
-    assert!(light > 5.0 && light < 8.5, "light loss {light}");
 }

@@ -431,6 +431,7 @@ mod tests {
             completion_s: completion,
             retransmitted_segments: 0,
             timeouts: 0,
+            integrity_errors: 0,
             datagrams_sent: 0,
             transport_bytes_sent: 0,
             overhead_pct: 4.0,

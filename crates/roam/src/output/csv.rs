@@ -104,6 +104,7 @@ mod tests {
             completion_s: completion,
             retransmitted_segments: 2,
             timeouts: 0,
+            integrity_errors: 0,
             datagrams_sent: 10,
             transport_bytes_sent: 1100,
             overhead_pct: 10.0,

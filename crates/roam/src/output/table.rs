@@ -104,6 +104,7 @@ mod tests {
                 completion_s: None,
                 retransmitted_segments: 7,
                 timeouts: 0,
+                integrity_errors: 0,
                 datagrams_sent: 1,
                 transport_bytes_sent: 1,
                 overhead_pct: 3.5,
