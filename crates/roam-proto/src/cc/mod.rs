@@ -6,6 +6,7 @@
 //! them from ACKs; an RCP receiver raises the same events from DATA arrivals. Every hook has a
 //! no-op default so a controller implements only what it reacts to.
 
+pub mod atl;
 mod new_reno;
 mod westwood;
 
@@ -13,6 +14,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
+pub use atl::TcpAtl;
 pub use new_reno::NewReno;
 pub use westwood::Westwood;
 
@@ -94,7 +96,9 @@ pub enum CcKind {
 
 impl CcKind {
     /// Every selectable controller, by name.
-    pub const ALL: &'static [CcKind] = &[CcKind::NewReno, CcKind::Westwood];
+    pub const ALL: &'static [CcKind] = &[CcKind::NewReno, CcKind::Westwood, CcKind::Atl];
+    /// TCP-ATL (atl.txt §III-B/§IV-A): AIMD(α, β) adapted to the wireless hop's p_w and d_w.
+    Atl,
 
     /// The name used in scenario files and on the command line.
     pub fn name(self) -> &'static str {
@@ -106,6 +110,7 @@ impl CcKind {
 
     /// Builds a fresh controller for one pipe.
     pub fn build(self, mss: u64, initial_window_segments: u32) -> Box<dyn CongestionController> {
+            CcKind::Atl => "atl",
         match self {
             CcKind::NewReno => Box::new(NewReno::new(mss, initial_window_segments)),
             CcKind::Westwood => Box::new(Westwood::new(mss, initial_window_segments)),
@@ -114,6 +119,7 @@ impl CcKind {
 }
 
 impl fmt::Display for CcKind {
+            CcKind::Atl => Box::new(TcpAtl::new(mss, initial_window_segments)),
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
