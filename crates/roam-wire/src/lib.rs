@@ -13,6 +13,7 @@
 mod data;
 mod error;
 mod header;
+mod media;
 mod options;
 mod reader;
 mod request;
@@ -21,6 +22,9 @@ mod segment;
 pub use data::{Data, DATA_FIXED_LEN, UNKNOWN_LENGTH};
 pub use error::DecodeError;
 pub use header::{ConnId, Flags, Header, PacketType, HEADER_LEN, VERSION};
+pub use media::{
+    MediaPacket, MediaReport, MEDIA_FIXED_LEN, MEDIA_REPORT_LEN, MEDIA_REPORT_LINK_LEN,
+};
 pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
     MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
