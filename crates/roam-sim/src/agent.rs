@@ -113,4 +113,13 @@ pub trait Agent {
     fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
         let _ = (iface, ctx);
     }
+    /// A datagram for this agent arrived on local interface `iface` over a wireless hop but was
+    /// corrupted (random or Gilbert–Elliott loss): the payload is unusable as data, but a real
+    /// wireless driver still knows a frame for this flow was lost, and the transport header
+    /// usually survives (TCP-HACK's observation) — the basis of ELN (rcp-r2cp.txt §3.4.2,
+    /// ptcp.txt §5.2.5). Not called for blackouts, down interfaces or wired links. Does
+    /// nothing by default.
+    fn on_corrupted(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        let _ = (iface, packet, ctx);
+    }
 }

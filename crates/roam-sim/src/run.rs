@@ -12,7 +12,7 @@ use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
 use crate::scenario::{tcp, EventAction, FlowKind, NodeKind, Scenario};
-use crate::sim::{arm_timer, call_agent, AgentSlot, Call, IfaceRt, Net, NodeRt};
+use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
 use crate::world::{out_dir, Routing};
 
 /// Port of flow `i`'s receiving agent.
@@ -64,6 +64,7 @@ fn build_net(s: &Scenario) -> Net {
             seed,
             &format!("link:{}:fwd", l.name),
             l.wireless,
+            l.link_info,
         ));
         dirs.push(LinkDir::new(
             &l.reverse,
@@ -72,6 +73,7 @@ fn build_net(s: &Scenario) -> Net {
             seed,
             &format!("link:{}:rev", l.name),
             l.wireless,
+            l.link_info,
         ));
     }
     let nodes = s
@@ -293,9 +295,14 @@ impl<'s> Runner<'s> {
                 }
                 EventKind::TxReady(d) => self.net.tx_ready(d),
                 EventKind::Arrive { dir, slot } => {
-                    if let Some((a, iface, pkt)) = self.net.arrive(dir, slot) {
+                    let call = match self.net.arrive(dir, slot) {
+                        Arrival::Deliver(a, iface, pkt) => Some((a, Call::Packet(iface, pkt))),
+                        Arrival::Corrupted(a, iface, pkt) => Some((a, Call::Corrupted(iface, pkt))),
+                        Arrival::None => None,
+                    };
+                    if let Some((a, call)) = call {
                         let agent = &mut self.agents[a as usize];
-                        call_agent(&mut self.net, agent, a, Call::Packet(iface, pkt));
+                        call_agent(&mut self.net, agent, a, call);
                         done.check(self.agents[a as usize].flow, &self.net);
                     }
                 }

@@ -9,6 +9,7 @@ use roam_proto::Time;
 use crate::agent::{Addr, Agent, FlowCounters, FlowIdx, IfaceIdx, NetCtx, Packet};
 use crate::event::{EventKind, EventQueue};
 use crate::link::channel::{Offer, Queued};
+use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
 use crate::scenario::{EventAction, EventSpec};
 use crate::world::{Routing, NO_ROUTE};
@@ -33,6 +34,18 @@ pub(crate) struct NodeRt {
     pub ifaces: Vec<IfaceRt>,
     /// Bound ports, sorted: (port, agent index).
     pub ports: Vec<(u16, u32)>,
+}
+
+/// What became of a packet reaching the far end of a link direction.
+#[derive(Debug)]
+pub(crate) enum Arrival {
+    /// Hand it to agent `.0` on local interface `.1`.
+    Deliver(u32, IfaceIdx, Packet),
+    /// It arrived corrupted over a wireless hop into its destination host: tell agent `.0`
+    /// (the host knows the frame was lost on its link, which is what ELN reports).
+    Corrupted(u32, IfaceIdx, Packet),
+    /// Forwarded by a router, dropped, or misrouted: nothing for an agent.
+    None,
 }
 
 /// Everything but the agents: what an agent's [`NetCtx`] may touch.
@@ -136,16 +149,35 @@ impl Net {
 
     /// A packet reaches the far end of `dir`. Routers forward it; for a host, returns the agent
     /// to hand it to.
-    pub(crate) fn arrive(&mut self, dir: u32, slot: u32) -> Option<(u32, IfaceIdx, Packet)> {
-        let pkt = self.inflight.get_mut(slot as usize)?.take()?;
+    pub(crate) fn arrive(&mut self, dir: u32, slot: u32) -> Arrival {
+        let Some(pkt) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
+            return Arrival::None;
+        };
         self.free.push(slot);
+        let now = self.now;
         let d = &mut self.dirs[dir as usize];
         let (node, iface) = (d.to_node as usize, d.to_iface);
         let iface_up = self.nodes[node].ifaces[usize::from(iface)].up;
-        if !iface_up || d.imp.drops_arrival() {
-            d.stats.impairment_drops += 1;
-            return None;
+        let drop = if iface_up {
+            d.imp.arrival_drop()
+        } else {
+            Some(DropCause::Outage)
+        };
+        if drop != Some(DropCause::Outage) {
+            if let Some(m) = d.meter.as_mut() {
+                m.record(now, drop.is_some());
+            }
         }
+        let corrupted = match drop {
+            None => false,
+            Some(cause) => {
+                d.stats.impairment_drops += 1;
+                if cause == DropCause::Outage || !d.wireless || self.nodes[node].is_router {
+                    return Arrival::None;
+                }
+                true
+            }
+        };
         let ai = self.routing.index_of(pkt.dst.addr);
         let n = &self.nodes[node];
         if n.is_router {
@@ -157,7 +189,7 @@ impl Net {
             } else {
                 self.enqueue(out, pkt);
             }
-            return None;
+            return Arrival::None;
         }
         let mine = ai.is_some_and(|ai| self.routing.owners[ai as usize].0 as usize == node);
         let agent = n
@@ -166,25 +198,28 @@ impl Net {
             .ok()
             .map(|i| n.ports[i].1);
         match agent {
-            Some(a) if mine => Some((a, IfaceIdx(iface), pkt)),
+            Some(a) if mine && corrupted => Arrival::Corrupted(a, IfaceIdx(iface), pkt),
+            Some(a) if mine => Arrival::Deliver(a, IfaceIdx(iface), pkt),
+            _ if corrupted => Arrival::None,
             _ => {
                 self.misrouted += 1;
-                None
+                Arrival::None
             }
         }
     }
 
     /// Link facts for `node`'s interface `iface`: loss is the larger of the two directions'
-    /// long-run random loss, PER, delay and bandwidth are those of the incoming direction, the
+    /// random loss (the model's long-run value, or measured over a sliding window when the link
+    /// says `link_info = { window = … }`), PER, delay and bandwidth are those of the incoming direction, the
     /// channel is bad if either direction is in a blackout or a Gilbert–Elliott bad state.
     pub(crate) fn link_info(&self, node: u32, iface: IfaceIdx) -> Option<LinkInfo> {
         let i = self.nodes[node as usize].ifaces.get(usize::from(iface.0))?;
         let out = &self.dirs[i.out as usize];
         let inc = &self.dirs[(i.out ^ 1) as usize];
-        let per = inc.imp.mean_loss();
+        let per = inc.reported_loss();
         Some(LinkInfo {
             wireless: out.wireless,
-            loss_prob: per.max(out.imp.mean_loss()),
+            loss_prob: per.max(out.reported_loss()),
             per,
             one_way_delay: Duration::from_nanos(inc.delay_ns),
             bandwidth_bps: inc.chan.rate_bps(),
@@ -321,6 +356,7 @@ pub(crate) enum Call {
     Packet(IfaceIdx, Packet),
     Timer,
     LinkChange(IfaceIdx),
+    Corrupted(IfaceIdx, Packet),
 }
 
 /// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
@@ -338,6 +374,7 @@ pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: 
             Call::Packet(iface, pkt) => slot.agent.on_packet(iface, pkt, &mut ctx),
             Call::Timer => slot.agent.on_timer(&mut ctx),
             Call::LinkChange(iface) => slot.agent.on_link_change(iface, &mut ctx),
+            Call::Corrupted(iface, pkt) => slot.agent.on_corrupted(iface, pkt, &mut ctx),
         }
     }
     arm_timer(net, slot, index, now, timer_call);

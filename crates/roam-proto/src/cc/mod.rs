@@ -82,6 +82,11 @@ pub trait CongestionController: fmt::Debug + Send {
     fn on_local_link(&mut self, _now: Time, _info: &LinkInfo) {}
     /// The peer reported its link (link-info / last-link options inside ACKs or requests).
     fn on_peer_link(&mut self, _now: Time, _info: &LinkInfo) {}
+    /// A mechanism outside the controller sets the window (and, if given, ssthresh) directly:
+    /// TCP-Probing's Gentle Recovery (tcp-probing.txt §3.2: window changed, ssthresh kept) and
+    /// the last-link Initial Cwnd & SSThresh Tuning (last-link-heuristics.txt §3.2).
+    /// Controllers that cannot honour it keep their state (the default).
+    fn set_window(&mut self, _cwnd: u64, _ssthresh: Option<u64>) {}
 }
 
 /// Which controller a pipe runs. The factory for per-pipe controllers.
@@ -92,34 +97,34 @@ pub enum CcKind {
     NewReno,
     /// TCP Westwood+ (bandwidth estimate from the ACK rate; ssthresh = BWE × RTTmin on loss).
     Westwood,
+    /// TCP-ATL (atl.txt §III-B/§IV-A): AIMD(α, β) adapted to the wireless hop's p_w and d_w.
+    Atl,
 }
 
 impl CcKind {
     /// Every selectable controller, by name.
     pub const ALL: &'static [CcKind] = &[CcKind::NewReno, CcKind::Westwood, CcKind::Atl];
-    /// TCP-ATL (atl.txt §III-B/§IV-A): AIMD(α, β) adapted to the wireless hop's p_w and d_w.
-    Atl,
 
     /// The name used in scenario files and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             CcKind::NewReno => "newreno",
             CcKind::Westwood => "westwood",
+            CcKind::Atl => "atl",
         }
     }
 
     /// Builds a fresh controller for one pipe.
     pub fn build(self, mss: u64, initial_window_segments: u32) -> Box<dyn CongestionController> {
-            CcKind::Atl => "atl",
         match self {
             CcKind::NewReno => Box::new(NewReno::new(mss, initial_window_segments)),
             CcKind::Westwood => Box::new(Westwood::new(mss, initial_window_segments)),
+            CcKind::Atl => Box::new(TcpAtl::new(mss, initial_window_segments)),
         }
     }
 }
 
 impl fmt::Display for CcKind {
-            CcKind::Atl => Box::new(TcpAtl::new(mss, initial_window_segments)),
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }

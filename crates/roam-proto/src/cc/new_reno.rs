@@ -76,6 +76,14 @@ impl CongestionController for NewReno {
         }
     }
 
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        self.cwnd = cwnd.max(self.mss);
+        if let Some(t) = ssthresh {
+            self.ssthresh = t.max(2 * self.mss);
+        }
+        self.ca_acked = 0;
+    }
+
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
         // RFC 5681 eq. 4 and §3.1: loss window of one segment after an RTO.
         self.ssthresh = self.halved(in_flight);

@@ -152,6 +152,14 @@ impl CongestionController for Westwood {
         }
     }
 
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        self.cwnd = cwnd.max(self.mss);
+        if let Some(t) = ssthresh {
+            self.ssthresh = t.max(2 * self.mss);
+        }
+        self.ca_acked = 0;
+    }
+
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
         // Westwood+: ssthresh = BWE × RTTmin, cwnd = one segment.
         self.ssthresh = self

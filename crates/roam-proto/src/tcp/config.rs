@@ -4,6 +4,9 @@
 use serde::Deserialize;
 use std::time::Duration;
 
+use super::last_link::LastLinkConfig;
+use super::probing::ProbingConfig;
+
 /// Engine configuration. Defaults follow the papers and the RFCs: initial window of one segment
 /// (as in the papers' ns-2 setups), SACK on, no delayed ACK, RFC 6298 timer bounds.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -43,6 +46,28 @@ pub struct TcpConfig {
     /// Attach this host's wireless link facts to outgoing ACKs (link-info and last-link
     /// options; atl.txt §IV-A, last-link-heuristics.txt) when the local link is wireless.
     pub report_link_info: bool,
+    /// Loss recovery: `"standard"` (RFC 6675 / RFC 6582 fast recovery and RFC 6298 timeouts)
+    /// or `"probing"` (TCP-Probing's probe cycle, tcp-probing.txt §3).
+    pub recovery: RecoveryMode,
+    /// TCP-Probing tuning (`[flow.tcp.probing]`), used when `recovery = "probing"`.
+    pub probing: ProbingConfig,
+    /// TCP-ELN (rcp-r2cp.txt §3.4.2, ptcp.txt §5.2.5): the receiver marks ACKs for holes its
+    /// wireless hop reported corrupted; the sender retransmits without cutting cwnd.
+    pub eln: bool,
+    /// Last-link heuristics (last-link-heuristics.txt §3), applied by the sender to the
+    /// receiver's reports (the receiver needs `report_link_info`).
+    pub last_link: LastLinkConfig,
+}
+
+/// Which loss-recovery mechanism the sender uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RecoveryMode {
+    /// RFC 6675 (SACK) or RFC 6582 (NewReno) fast recovery, RFC 6298 timeouts.
+    #[default]
+    Standard,
+    /// TCP-Probing (tcp-probing.txt §3).
+    Probing,
 }
 
 impl Default for TcpConfig {
@@ -64,6 +89,10 @@ impl Default for TcpConfig {
             max_retries: 15,
             time_wait_ms: 1000,
             report_link_info: false,
+            recovery: RecoveryMode::Standard,
+            probing: ProbingConfig::default(),
+            eln: false,
+            last_link: LastLinkConfig::default(),
         }
     }
 }
@@ -92,6 +121,11 @@ impl TcpConfig {
         }
         if self.min_rto_ms == 0 || self.max_rto_ms < self.min_rto_ms {
             return Err("min_rto_ms/max_rto_ms: need 0 < min_rto_ms <= max_rto_ms".into());
+        }
+        let (a, b) = (self.probing.a, self.probing.b);
+        if !(a.is_finite() && b.is_finite() && (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b))
+        {
+            return Err("probing.a/probing.b: weights must be within [0, 1]".into());
         }
         if self.initial_rto_ms == 0 {
             return Err("initial_rto_ms: must be positive".into());

@@ -5,10 +5,13 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{ConnId, DecodeError, Flags, LastLinkReport, LinkInfoReport, Options, Segment};
+use roam_wire::{
+    ConnId, DecodeError, Flags, LastLinkReport, LinkInfoReport, Options, ProbeKind, ProbeOption,
+    Segment,
+};
 
 use super::receiver::Receiver;
-use super::sender::{Sender, SenderStats, TxSegment};
+use super::sender::{AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
 use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
@@ -117,6 +120,8 @@ pub struct Connection {
     close_requested: bool,
     /// Latest facts about the local link, if the host supplied any.
     local_link: Option<LinkInfo>,
+    /// TCP-Probing: the PR1_ACK / PR2_ACK owed to the peer's latest probe.
+    probe_reply: Option<ProbeOption>,
     events: VecDeque<Event>,
     stats: ConnStats,
 }
@@ -152,6 +157,7 @@ impl Connection {
             rst_pending: false,
             close_requested: false,
             local_link: None,
+            probe_reply: None,
             events: VecDeque::new(),
             stats: ConnStats::default(),
         }
@@ -306,6 +312,24 @@ impl Connection {
         self.sender.on_local_link(now, &info);
     }
 
+    /// The host reports that a datagram for this connection arrived corrupted on the local
+    /// wireless hop (its transport header intact, its payload not). With
+    /// [`TcpConfig::eln`], the receiver then marks ACKs for that hole with the ELN bit
+    /// (rcp-r2cp.txt §3.4.2, ptcp.txt §5.2.5). Undecodable or foreign datagrams are ignored.
+    pub fn handle_corrupted(&mut self, _now: Time, datagram: &[u8]) {
+        if !self.cfg.eln {
+            return;
+        }
+        let Ok(seg) = Segment::decode(datagram) else {
+            return;
+        };
+        if seg.conn_id != self.conn_id || seg.payload.is_empty() {
+            return;
+        }
+        self.receiver
+            .note_corrupted(seg.seq, seg.payload.len() as u64);
+    }
+
     /// The next application event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
@@ -395,6 +419,10 @@ impl Connection {
                 seg.options.sack_blocks(),
                 rtt,
                 !seg.payload.is_empty(),
+                AckMarks {
+                    eln: seg.flags.contains(Flags::ELN),
+                    probe: seg.options.probe,
+                },
             );
             if outcome.fin_acked {
                 match self.state {
@@ -406,6 +434,18 @@ impl Connection {
                     }
                     _ => {}
                 }
+            }
+        }
+        if let Some(p) = seg.options.probe {
+            // tcp-probing.txt §3.1: answer PROBE1 with PR1_ACK and PROBE2 with PR2_ACK at once,
+            // with the same id.
+            let answer = match p.kind {
+                ProbeKind::Probe1 => Some(ProbeKind::Pr1Ack),
+                ProbeKind::Probe2 => Some(ProbeKind::Pr2Ack),
+                _ => None,
+            };
+            if let Some(kind) = answer {
+                self.probe_reply = Some(ProbeOption { kind, id: p.id });
             }
         }
         let fin = seg.flags.contains(Flags::FIN);
@@ -520,6 +560,17 @@ impl Connection {
                 Some(self.emit(&seg, None, buf))
             }
             _ => {
+                if let Some(probe) = self.probe_reply.take() {
+                    let mut seg = self.ack_segment(now, Flags::ACK, self.sender.snd_nxt());
+                    seg.options.probe = Some(probe);
+                    return Some(self.emit(&seg, None, buf));
+                }
+                if let Some(probe) = self.sender.poll_probe(now) {
+                    // A header-only probe segment (tcp-probing.txt §3.1).
+                    let mut seg = self.ack_segment(now, Flags::ACK, self.sender.snd_nxt());
+                    seg.options.probe = Some(probe);
+                    return Some(self.emit(&seg, None, buf));
+                }
                 if let Some(tx) = self.sender.next_segment(now) {
                     let mut flags = Flags::ACK;
                     if tx.fin {
@@ -537,7 +588,10 @@ impl Connection {
         }
     }
 
-    fn ack_segment(&mut self, now: Time, flags: Flags, seq: u64) -> Segment<'static> {
+    fn ack_segment(&mut self, now: Time, mut flags: Flags, seq: u64) -> Segment<'static> {
+        if self.cfg.eln && self.receiver.eln_mark() {
+            flags.insert(Flags::ELN);
+        }
         let mut opts = Options::default();
         if self.sack {
             self.receiver.fill_sack(&mut opts);

@@ -13,14 +13,18 @@
 
 mod config;
 mod connection;
+mod last_link;
+mod probing;
 mod reassembly;
 mod receiver;
 mod scoreboard;
 mod send_buffer;
 mod sender;
 
-pub use config::TcpConfig;
+pub use config::{RecoveryMode, TcpConfig};
 pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit};
+pub use last_link::{LastLinkConfig, LastLinkTuning};
+pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 pub use receiver::Receiver;
 pub use scoreboard::{Scoreboard, SentSegment};
 pub use sender::{Sender, SenderStats, TxSegment};

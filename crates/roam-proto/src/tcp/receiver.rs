@@ -28,6 +28,9 @@ pub struct Receiver {
     fin_seq: Option<u64>,
     fin_received: bool,
     bytes_delivered: u64,
+    /// Sequence ranges `[start, end)` the host reported lost to wireless corruption and not
+    /// yet received (TCP-ELN), keyed by start.
+    corrupted: std::collections::BTreeMap<u64, u64>,
 }
 
 impl Receiver {
@@ -48,7 +51,35 @@ impl Receiver {
             fin_seq: None,
             fin_received: false,
             bytes_delivered: 0,
+            corrupted: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
+    /// (reported by the host; TCP-ELN). At most 1024 ranges are remembered.
+    pub fn note_corrupted(&mut self, seq: u64, len: u64) {
+        let end = seq.saturating_add(len);
+        if len == 0 || end <= self.rcv_nxt() {
+            return;
+        }
+        if self.corrupted.len() >= 1024 {
+            self.corrupted.pop_first();
+        }
+        let e = self.corrupted.entry(seq).or_insert(end);
+        *e = (*e).max(end);
+    }
+
+    /// The ELN bit for the next ACK (rcp-r2cp.txt §3.4.2): set when the hole at the
+    /// acknowledgement point was lost on the wireless hop. Forgets repaired holes.
+    pub fn eln_mark(&mut self) -> bool {
+        let rcv_nxt = self.rcv_nxt();
+        while let Some((&start, &end)) = self.corrupted.first_key_value() {
+            if end > rcv_nxt {
+                return start <= rcv_nxt && self.reasm.has_holes();
+            }
+            self.corrupted.remove(&start);
+        }
+        false
     }
 
     /// RCV.NXT: the acknowledgement number to send.

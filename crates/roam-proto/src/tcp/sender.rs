@@ -6,11 +6,13 @@
 
 use std::time::Duration;
 
-use roam_wire::SackBlock;
+use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
+use super::last_link::LastLinkTuning;
+use super::probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::Scoreboard;
 use super::send_buffer::SendBuffer;
-use super::TcpConfig;
+use super::{RecoveryMode, TcpConfig};
 use crate::cc::{CcKind, CongestionController, Delivered, LossCause, LossEvent};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
@@ -51,6 +53,30 @@ pub struct SenderStats {
     pub recoveries: u64,
     /// Bytes cumulatively acknowledged.
     pub bytes_acked: u64,
+    /// Recovery episodes entered without a window cut because the loss was wireless (ELN mark
+    /// or the last-link PER heuristic).
+    pub wireless_recoveries: u64,
+    /// TCP-Probing: probe cycles started.
+    pub probe_cycles: u64,
+    /// TCP-Probing: exchanges restarted with a new id after a lost probe or probe ACK.
+    pub probe_restarts: u64,
+    /// TCP-Probing: cycles ending in Immediate Recovery.
+    pub probe_immediate: u64,
+    /// TCP-Probing: cycles ending in Gentle Recovery.
+    pub probe_gentle: u64,
+    /// TCP-Probing: cycles ending in Reno halving or Slow Start.
+    pub probe_backoffs: u64,
+}
+
+/// Marks an acknowledgement carries besides its sequence fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AckMarks {
+    /// The ELN bit: the hole at the acknowledgement point was lost on the receiver's wireless
+    /// hop.
+    pub eln: bool,
+    /// A probe option (PR1_ACK / PR2_ACK) — this segment answers a probe, it is not a
+    /// duplicate ACK.
+    pub probe: Option<ProbeOption>,
 }
 
 /// One sender pipe.
@@ -81,6 +107,13 @@ pub struct Sender {
     probe_pending: bool,
     failed: bool,
     stats: SenderStats,
+    recovery_mode: RecoveryMode,
+    probing_cfg: ProbingConfig,
+    probe: Option<ProbeCycle>,
+    probe_history: ProbeHistory,
+    next_probe_id: u32,
+    eln: bool,
+    last_link: LastLinkTuning,
 }
 
 /// What an incoming acknowledgement did.
@@ -125,6 +158,13 @@ impl Sender {
             probe_pending: false,
             failed: false,
             stats: SenderStats::default(),
+            recovery_mode: cfg.recovery,
+            probing_cfg: cfg.probing,
+            probe: None,
+            probe_history: ProbeHistory::default(),
+            next_probe_id: 1,
+            eln: cfg.eln,
+            last_link: LastLinkTuning::new(cfg.last_link),
         }
     }
 
@@ -144,9 +184,118 @@ impl Sender {
         self.cc.on_local_link(now, info);
     }
 
-    /// Passes the peer's reported link facts to the congestion controller.
+    /// Passes the peer's reported link facts to the congestion controller and the last-link
+    /// heuristics (last-link-heuristics.txt §3.2: the first report sets cwnd = ssthresh).
     pub fn on_peer_link(&mut self, now: Time, info: &LinkInfo) {
         self.cc.on_peer_link(now, info);
+        if let Some(w) = self.last_link.on_peer_link(info, self.rtt.srtt(), self.mss) {
+            self.cc.set_window(w, Some(w));
+        }
+    }
+
+    /// True while a TCP-Probing probe cycle suspends data transmission.
+    pub fn probing(&self) -> bool {
+        self.probe.is_some()
+    }
+
+    /// The probe segment (PROBE1 / PROBE2) to send now, if a probe cycle wants one.
+    pub fn poll_probe(&mut self, now: Time) -> Option<ProbeOption> {
+        self.probe.as_mut()?.poll_probe(now)
+    }
+
+    fn new_probe_id(&mut self) -> u32 {
+        let id = self.next_probe_id;
+        self.next_probe_id = self.next_probe_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// tcp-probing.txt §3: suspend data and start a probe cycle; the probe timer is the RTT
+    /// estimate current now (§3.1).
+    fn start_probe_cycle(&mut self, trigger: ProbeTrigger) {
+        let id = self.new_probe_id();
+        let timer = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
+        let dupacks = if trigger == ProbeTrigger::DupAcks {
+            self.dupacks
+        } else {
+            0
+        };
+        self.probe = Some(ProbeCycle::new(
+            trigger,
+            self.cc.window(),
+            dupacks,
+            id,
+            timer,
+        ));
+        self.stats.probe_cycles += 1;
+        self.recovery = None;
+        self.rto_deadline = None;
+    }
+
+    /// Applies the §3.2 decision at the end of a probe cycle and resumes: the first
+    /// unacknowledged segment is retransmitted and the usual recovery machinery (partial ACKs,
+    /// SACK) repairs the rest of the window.
+    fn finish_probe_cycle(&mut self, now: Time, cycle: ProbeCycle, rtts: (Duration, Duration)) {
+        let decision = self
+            .probe_history
+            .decide(&self.probing_cfg, rtts, cycle.old_cwnd, self.mss);
+        let mut inflation = 0;
+        match decision {
+            ProbeDecision::Immediate => {
+                // Immediate Recovery: neither cwnd nor ssthresh is adjusted downwards; after
+                // dup-ACKs the window also grows by the dup-ACKs counted (§3, case 2).
+                self.stats.probe_immediate += 1;
+                if self.cc.window() < cycle.old_cwnd {
+                    self.cc.set_window(cycle.old_cwnd, None);
+                }
+                if cycle.trigger == ProbeTrigger::DupAcks {
+                    inflation = u64::from(cycle.dupacks) * self.mss;
+                }
+            }
+            ProbeDecision::Gentle(w) => {
+                self.stats.probe_gentle += 1;
+                self.cc.set_window(w, None);
+            }
+            ProbeDecision::Reno => {
+                self.stats.probe_backoffs += 1;
+                self.cc.on_loss(&LossEvent {
+                    now,
+                    cause: LossCause::DupAcks,
+                    in_flight: cycle.old_cwnd,
+                });
+            }
+            ProbeDecision::SlowStart => {
+                self.stats.probe_backoffs += 1;
+                self.cc.on_timeout(now, cycle.old_cwnd);
+            }
+        }
+        self.dupacks = 0;
+        if self.board.is_empty() {
+            return;
+        }
+        if cycle.trigger == ProbeTrigger::Timeout && decision == ProbeDecision::SlowStart {
+            // As after an RTO: everything outstanding is presumed lost (go-back-N).
+            self.board.mark_all_lost();
+        } else {
+            self.board.mark_first_lost();
+        }
+        self.force_retransmit = true;
+        self.recovery = Some(Recovery {
+            point: self.snd_nxt,
+            inflation: if self.sack { 0 } else { inflation },
+        });
+        self.recover = self.snd_nxt;
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    fn on_probe_ack(&mut self, now: Time, probe: ProbeOption) {
+        let Some(cycle) = self.probe.as_mut() else {
+            return;
+        };
+        if let Some(rtts) = cycle.on_probe_ack(now, probe) {
+            if let Some(cycle) = self.probe.take() {
+                self.finish_probe_cycle(now, cycle, rtts);
+            }
+        }
     }
 
     /// Application write; returns bytes accepted.
@@ -237,6 +386,7 @@ impl Sender {
     }
 
     /// Processes the acknowledgement fields of an incoming segment.
+    #[allow(clippy::too_many_arguments)] // The fields of one acknowledgement, passed flat.
     pub fn on_ack(
         &mut self,
         now: Time,
@@ -245,8 +395,15 @@ impl Sender {
         sack_blocks: &[SackBlock],
         rtt_sample: Option<Duration>,
         carries_data: bool,
+        marks: AckMarks,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        let probe_answer = marks
+            .probe
+            .filter(|p| matches!(p.kind, ProbeKind::Pr1Ack | ProbeKind::Pr2Ack));
+        if let Some(p) = probe_answer {
+            self.on_probe_ack(now, p);
+        }
         if ack > self.snd_nxt || ack < self.snd_una {
             // Acknowledges data never sent, or an old ACK: ignore (RFC 793 §3.9).
             return out;
@@ -273,17 +430,24 @@ impl Sender {
                 self.cc.on_rtt_sample(now, rtt, self.rtt.min_rtt());
             }
             out.fin_acked = fin_was_outstanding && self.board.is_empty();
-            self.rto_deadline = if self.board.is_empty() {
+            self.rto_deadline = if self.board.is_empty() || self.probe.is_some() {
                 None
             } else {
                 Some(now + self.rtt.rto())
             };
         } else if !self.board.is_empty()
             && !carries_data
+            && probe_answer.is_none()
             && (newly_sacked > 0 || (!self.sack && !window_changed))
         {
             // RFC 5681 §2 duplicate ACK (with SACK: one that SACKs new data, RFC 6675 §2).
             self.dupacks += 1;
+            if let Some(cycle) = self.probe.as_mut() {
+                // tcp-probing.txt §3.1: dup-ACKs are counted in a dup-ACK-triggered cycle.
+                if cycle.trigger == ProbeTrigger::DupAcks {
+                    cycle.dupacks += 1;
+                }
+            }
         }
         if self.sack && (newly_sacked > 0 || out.acked > 0) {
             self.board.mark_losses(self.dup_thresh, self.mss);
@@ -292,10 +456,17 @@ impl Sender {
             self.persist_deadline = None;
             self.persist_backoff = 0;
         }
-        self.update_recovery(now, out.acked);
+        if self.probe.is_none() {
+            self.update_recovery(now, out.acked, marks.eln);
+        }
+        // last-link-heuristics.txt §3.1: cwnd stops growing at BW·RTT/(8·L_segment).
+        let capped = self
+            .last_link
+            .cwnd_cap(self.rtt.srtt(), self.mss)
+            .is_some_and(|cap| self.cc.window() >= cap);
         self.cc.on_delivered(&Delivered {
             now,
-            bytes: delivered,
+            bytes: if capped { 0 } else { delivered },
             sacked_bytes: newly_sacked,
             in_flight: self.board.pipe(),
             in_recovery: self.recovery.is_some(),
@@ -304,7 +475,7 @@ impl Sender {
         out
     }
 
-    fn update_recovery(&mut self, now: Time, acked: u64) {
+    fn update_recovery(&mut self, now: Time, acked: u64, eln: bool) {
         if let Some(mut rec) = self.recovery {
             if self.snd_una >= rec.point {
                 // Full acknowledgement: recovery ends (RFC 6582 §3.2 step 3, RFC 6675 §5).
@@ -326,10 +497,24 @@ impl Sender {
             }
             return;
         }
-        let triggered =
-            self.dupacks >= self.dup_thresh || (self.sack && self.board.first_is_lost());
+        // TCP-ELN: an ELN-marked duplicate ACK names a hole lost on the receiver's wireless hop,
+        // so it is retransmitted at once (rcp-r2cp.txt §3.4.2).
+        let eln_hole = self.eln && eln && self.dupacks > 0;
+        let triggered = eln_hole
+            || self.dupacks >= self.dup_thresh
+            || (self.sack && self.board.first_is_lost());
         // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
         if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
+            let wireless = eln_hole
+                || self.last_link.loss_is_wireless(
+                    self.stats.retransmitted_segments,
+                    self.stats.segments_sent + self.stats.retransmitted_segments,
+                );
+            if !wireless && self.recovery_mode == RecoveryMode::Probing {
+                // tcp-probing.txt §3 case 2: three dup-ACKs start a probe cycle instead.
+                self.start_probe_cycle(ProbeTrigger::DupAcks);
+                return;
+            }
             // RFC 6675 §5 (4.2) halves "FlightSize"; like ns-3 we measure it as the pipe at
             // the moment of entry (outstanding − SACKed − lost), the data still in the
             // network. See docs/DECISIONS.md ("Loss window at recovery entry").
@@ -340,9 +525,17 @@ impl Sender {
             });
             self.recover = self.snd_nxt;
             self.stats.recoveries += 1;
+            if wireless {
+                // ELN / PER heuristic: retransmit without cutting the window.
+                self.stats.wireless_recoveries += 1;
+            }
             self.cc.on_loss(&LossEvent {
                 now,
-                cause: LossCause::DupAcks,
+                cause: if wireless {
+                    LossCause::WirelessEln
+                } else {
+                    LossCause::DupAcks
+                },
                 in_flight: flight,
             });
             self.board.mark_first_lost();
@@ -358,7 +551,8 @@ impl Sender {
 
     /// Chooses the next segment to send, if the windows allow one, and records it as sent.
     pub fn next_segment(&mut self, now: Time) -> Option<TxSegment> {
-        if self.failed {
+        if self.failed || self.probe.is_some() {
+            // tcp-probing.txt §3.1: no data is sent before the probe cycle completes.
             return None;
         }
         let pipe = self.board.pipe();
@@ -445,14 +639,29 @@ impl Sender {
 
     /// The earliest timer deadline.
     pub fn deadline(&self) -> Option<Time> {
-        match (self.rto_deadline, self.persist_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let probe = self.probe.as_ref().and_then(ProbeCycle::deadline);
+        [self.rto_deadline, self.persist_deadline, probe]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Handles expired timers.
     pub fn on_timeout(&mut self, now: Time) {
+        if self
+            .probe
+            .as_ref()
+            .and_then(ProbeCycle::deadline)
+            .is_some_and(|d| d <= now)
+        {
+            // tcp-probing.txt §3.1: a probe or probe ACK was lost: restart with a new id.
+            let id = self.new_probe_id();
+            if let Some(cycle) = self.probe.as_mut() {
+                if cycle.on_timer(now, id) {
+                    self.stats.probe_restarts += 1;
+                }
+            }
+        }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.persist_deadline = None;
             if self.peer_window == 0 && self.board.is_empty() {
@@ -478,6 +687,14 @@ impl Sender {
             }
             if self.rtt.backoff_count() >= self.max_retries {
                 self.failed = true;
+                return;
+            }
+            if self.recovery_mode == RecoveryMode::Probing {
+                // tcp-probing.txt §3 case 1: a timeout starts a probe cycle; neither the window
+                // nor the threshold nor the timer is adjusted until it completes.
+                self.stats.timeouts += 1;
+                self.dupacks = 0;
+                self.start_probe_cycle(ProbeTrigger::Timeout);
                 return;
             }
             // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, retransmit.

@@ -157,7 +157,7 @@ impl Agent for TcpSenderAgent {
             Ok(c) => self.conn = Some(c),
             Err(_) => return, // Configuration was validated when the scenario was loaded.
         }
-        self.after_call(ctx);
+        self.on_link_change(self.iface, ctx);
     }
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
@@ -176,6 +176,18 @@ impl Agent for TcpSenderAgent {
 
     fn next_timer(&self) -> Option<roam_proto::Time> {
         self.conn.as_ref().and_then(|c| c.poll_timeout())
+    }
+
+    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+        feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
+        self.after_call(ctx);
+    }
+
+    fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.handle_corrupted(ctx.now(), &packet.payload);
+        }
+        self.after_call(ctx);
     }
 
     fn sample(&self) -> AgentSample {
@@ -245,6 +257,7 @@ impl Agent for TcpReceiverAgent {
                 ) {
                     self.conn = Some(c);
                     self.peer = Some(packet.src);
+                    feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
                 }
             }
         }
@@ -260,5 +273,33 @@ impl Agent for TcpReceiverAgent {
 
     fn next_timer(&self) -> Option<roam_proto::Time> {
         self.conn.as_ref().and_then(|c| c.poll_timeout())
+    }
+
+    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+        feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
+        self.after_call(ctx);
+    }
+
+    fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.handle_corrupted(ctx.now(), &packet.payload);
+        }
+        self.after_call(ctx);
+    }
+}
+
+/// Hands the simulator's facts about the flow's interface to the engine (the host's job; a
+/// real host would ask its OS).
+fn feed_link_info(
+    conn: Option<&mut Connection>,
+    own: IfaceIdx,
+    changed: IfaceIdx,
+    ctx: &mut dyn NetCtx,
+) {
+    if own != changed {
+        return;
+    }
+    if let (Some(conn), Some(info)) = (conn, ctx.link_info(own)) {
+        conn.set_link_info(ctx.now(), info);
     }
 }

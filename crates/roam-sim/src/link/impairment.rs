@@ -7,6 +7,16 @@ use rand_chacha::ChaCha8Rng;
 
 use super::gilbert::Gilbert;
 
+/// Why an arriving packet was lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropCause {
+    /// The direction is down or in a blackout: nothing reached the receiver.
+    Outage,
+    /// Random loss (Bernoulli or Gilbert–Elliott): the frame arrived corrupted, so a wireless
+    /// receiver knows it lost something (what ELN reports).
+    Corruption,
+}
+
 /// Loss, blackout, up/down, reordering and duplication state of one link direction.
 #[derive(Debug)]
 pub(crate) struct Impairments {
@@ -40,19 +50,19 @@ impl Impairments {
         }
     }
 
-    /// Whether a packet arriving now is lost. Draws random numbers only for non-zero
+    /// Whether a packet arriving now is lost, and why. Draws random numbers only for non-zero
     /// probabilities, so a lossless direction consumes none.
-    pub(crate) fn drops_arrival(&mut self) -> bool {
+    pub(crate) fn arrival_drop(&mut self) -> Option<DropCause> {
         if !self.up || self.blackout_depth > 0 {
-            return true;
+            return Some(DropCause::Outage);
         }
         if let Some(g) = &self.gilbert {
             let p = g.loss();
             if p > 0.0 && self.loss_rng.gen::<f64>() < p {
-                return true;
+                return Some(DropCause::Corruption);
             }
         }
-        self.loss > 0.0 && self.loss_rng.gen::<f64>() < self.loss
+        (self.loss > 0.0 && self.loss_rng.gen::<f64>() < self.loss).then_some(DropCause::Corruption)
     }
 
     /// Long-run loss probability of the random-loss processes (Bernoulli and Gilbert–Elliott).

@@ -4,6 +4,7 @@
 pub(crate) mod channel;
 pub(crate) mod gilbert;
 pub(crate) mod impairment;
+pub mod meter;
 pub mod trace;
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use crate::scenario::{Capacity, DirSpec};
 use channel::Channel;
 use gilbert::Gilbert;
 use impairment::Impairments;
+use meter::{LinkInfoMode, LossMeter};
 use trace::TraceCursor;
 
 /// Counters of one link direction.
@@ -41,6 +43,8 @@ pub(crate) struct LinkDir {
     pub stats: DirStats,
     /// Whether the link is a wireless hop (reported in link info).
     pub wireless: bool,
+    /// Sliding-window corruption count, when the link's info is measured rather than exact.
+    pub meter: Option<LossMeter>,
 }
 
 impl LinkDir {
@@ -52,6 +56,7 @@ impl LinkDir {
         seed: u64,
         stream: &str,
         wireless: bool,
+        info_mode: LinkInfoMode,
     ) -> LinkDir {
         let chan = match &spec.capacity {
             Capacity::Rate(r) => Channel::with_rate(*r, spec.queue),
@@ -81,6 +86,19 @@ impl LinkDir {
             imp,
             stats: DirStats::default(),
             wireless,
+            meter: match info_mode {
+                LinkInfoMode::Exact => None,
+                LinkInfoMode::Measured { window } => Some(LossMeter::new(window)),
+            },
+        }
+    }
+
+    /// The loss rate reported in link info: measured over the window, or the model's exact
+    /// long-run value.
+    pub(crate) fn reported_loss(&self) -> f64 {
+        match &self.meter {
+            Some(m) => m.loss_rate(),
+            None => self.imp.mean_loss(),
         }
     }
 }

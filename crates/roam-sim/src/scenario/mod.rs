@@ -92,6 +92,9 @@ pub struct LinkSpec {
     /// Whether the link is a wireless hop (`wireless`; default: true if either direction has
     /// random loss, Gilbert–Elliott or a trace). Reported to agents in link info.
     pub wireless: bool,
+    /// How link info's loss figures are produced (`link_info = "exact"`, the default, or
+    /// `link_info = { window = "5s" }` to measure them over a sliding window).
+    pub link_info: crate::link::meter::LinkInfoMode,
     /// Direction a → b.
     pub forward: DirSpec,
     /// Direction b → a.
@@ -590,6 +593,7 @@ fn parse_link(
             .unwrap_or(QueueLimit::Packets(100)),
     };
     let wireless = f.get::<bool>("wireless")?;
+    let link_info = f.get_with("link_info", link_info_mode)?.unwrap_or_default();
     let forward = parse_dir(f.sub("forward")?, &f, "forward", &defaults, base_dir)?;
     let reverse = parse_dir(f.sub("reverse")?, &f, "reverse", &defaults, base_dir)?;
     f.finish()?;
@@ -601,9 +605,28 @@ fn parse_link(
         a,
         b,
         wireless: wireless.unwrap_or(lossy(&forward) || lossy(&reverse)),
+        link_info,
         forward,
         reverse,
     })
+}
+
+/// `link_info = "exact"` or `link_info = { window = "5s" }` (a positive duration).
+fn link_info_mode(v: &Value) -> Result<crate::link::meter::LinkInfoMode, String> {
+    use crate::link::meter::LinkInfoMode;
+    match v {
+        Value::String(s) if s == "exact" => Ok(LinkInfoMode::Exact),
+        Value::Table(t) if t.len() == 1 && t.contains_key("window") => {
+            let window = units::duration(&t["window"]).map_err(|e| format!("window: {e}"))?;
+            if window.is_zero() {
+                return Err("window: must be positive".into());
+            }
+            Ok(LinkInfoMode::Measured { window })
+        }
+        other => Err(format!(
+            "expected \"exact\" or {{ window = \"5s\" }}, got {other}"
+        )),
+    }
 }
 
 fn parse_dir(

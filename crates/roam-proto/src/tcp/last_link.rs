@@ -1,0 +1,179 @@
+//! The last-link heuristics of last-link-heuristics.txt §3: the receiver reports its access
+//! link's bandwidth and PER (the last-link option), the sender tunes congestion control with
+//! them. Each heuristic is switched on separately (`[flow.tcp] last_link = { max_cwnd = true,
+//! initial = true, per = true }`); they work with any congestion controller.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::linkinfo::LinkInfo;
+
+/// Which heuristics the sender applies (all off by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LastLinkConfig {
+    /// §3.1 Max Cwnd Tuning: stop growing cwnd at `BW·RTT / (8·L_segment)` segments.
+    pub max_cwnd: bool,
+    /// §3.2 Initial Cwnd & SSThresh Tuning: on the first report, `cwnd = ssthresh = BW·RTT/8`.
+    pub initial: bool,
+    /// §3.3 PER heuristic: on a loss, if the connection's PLR = N_retr/N_tx is not above the
+    /// reported PER, retransmit without reducing cwnd.
+    pub per: bool,
+}
+
+impl LastLinkConfig {
+    /// True if any heuristic is on.
+    pub fn any(&self) -> bool {
+        self.max_cwnd || self.initial || self.per
+    }
+}
+
+/// The sender's last-link state: the latest report and whether initial tuning was applied.
+#[derive(Debug, Clone, Default)]
+pub struct LastLinkTuning {
+    cfg: LastLinkConfig,
+    /// Latest bandwidth (bit/s) and PER reported by the receiver.
+    report: Option<(u64, f64)>,
+    initial_done: bool,
+}
+
+/// `BW·RTT/8` in bytes, rounded down to whole segments, at least one segment.
+fn bdp_bytes(bandwidth_bps: u64, rtt: Duration, mss: u64) -> u64 {
+    let bytes = bandwidth_bps as f64 * rtt.as_secs_f64() / 8.0;
+    let segments = if bytes.is_finite() {
+        (bytes / mss.max(1) as f64).floor() as u64
+    } else {
+        u64::MAX / mss.max(1)
+    };
+    segments.max(1).saturating_mul(mss)
+}
+
+impl LastLinkTuning {
+    /// Heuristics as configured, no report yet.
+    pub fn new(cfg: LastLinkConfig) -> Self {
+        LastLinkTuning {
+            cfg,
+            report: None,
+            initial_done: false,
+        }
+    }
+
+    /// Records the receiver's report. Returns the initial window/threshold to install (§3.2)
+    /// the first time a bandwidth is known, when that heuristic is on.
+    pub fn on_peer_link(
+        &mut self,
+        info: &LinkInfo,
+        rtt: Option<Duration>,
+        mss: u64,
+    ) -> Option<u64> {
+        if info.bandwidth_bps == 0 {
+            return None;
+        }
+        self.report = Some((info.bandwidth_bps, info.per));
+        if !self.cfg.initial || self.initial_done {
+            return None;
+        }
+        let rtt = rtt?;
+        self.initial_done = true;
+        Some(bdp_bytes(info.bandwidth_bps, rtt, mss))
+    }
+
+    /// §3.1: the window above which cwnd stops growing, given the connection's current RTT.
+    pub fn cwnd_cap(&self, rtt: Option<Duration>, mss: u64) -> Option<u64> {
+        if !self.cfg.max_cwnd {
+            return None;
+        }
+        let (bw, _) = self.report?;
+        Some(bdp_bytes(bw, rtt?, mss))
+    }
+
+    /// §3.3: true when a detected loss should be treated as corruption (no window cut): the
+    /// heuristic is on, a PER was reported, and PLR = `retransmitted / transmitted` ≤ PER.
+    pub fn loss_is_wireless(&self, retransmitted: u64, transmitted: u64) -> bool {
+        if !self.cfg.per {
+            return false;
+        }
+        let Some((_, per)) = self.report else {
+            return false;
+        };
+        if transmitted == 0 {
+            return per > 0.0;
+        }
+        let plr = retransmitted as f64 / transmitted as f64;
+        plr <= per
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(bw: u64, per: f64) -> LinkInfo {
+        LinkInfo {
+            wireless: true,
+            bandwidth_bps: bw,
+            per,
+            up: true,
+            ..LinkInfo::default()
+        }
+    }
+
+    #[test]
+    fn max_cwnd_is_bandwidth_times_rtt_in_segments() {
+        let mut t = LastLinkTuning::new(LastLinkConfig {
+            max_cwnd: true,
+            ..LastLinkConfig::default()
+        });
+        t.on_peer_link(&report(7_000_000, 0.0), None, 1000);
+        // 7 Mb/s × 200 ms = 175 000 bytes = 175 segments.
+        let cap = t.cwnd_cap(Some(Duration::from_millis(200)), 1000);
+        assert_eq!(cap, Some(175_000));
+    }
+
+    #[test]
+    fn initial_tuning_applies_once() {
+        let mut t = LastLinkTuning::new(LastLinkConfig {
+            initial: true,
+            ..LastLinkConfig::default()
+        });
+        let rtt = Some(Duration::from_millis(100));
+        assert_eq!(
+            t.on_peer_link(&report(8_000_000, 0.0), rtt, 1000),
+            Some(100_000)
+        );
+        assert_eq!(t.on_peer_link(&report(8_000_000, 0.0), rtt, 1000), None);
+    }
+
+    #[test]
+    fn per_heuristic_backs_off_when_plr_exceeds_per() {
+        let mut t = LastLinkTuning::new(LastLinkConfig {
+            per: true,
+            ..LastLinkConfig::default()
+        });
+        t.on_peer_link(&report(7_000_000, 0.008), None, 1000);
+        assert!(
+            t.loss_is_wireless(5, 1000),
+            "PLR 0.5 % <= PER 0.8 %: no back-off"
+        );
+        assert!(
+            !t.loss_is_wireless(20, 1000),
+            "PLR 2 % > PER 0.8 %: congestion"
+        );
+    }
+
+    #[test]
+    fn heuristics_off_do_nothing() {
+        let mut t = LastLinkTuning::new(LastLinkConfig::default());
+        assert_eq!(
+            t.on_peer_link(
+                &report(7_000_000, 0.5),
+                Some(Duration::from_millis(100)),
+                1000
+            ),
+            None
+        );
+        assert_eq!(t.cwnd_cap(Some(Duration::from_millis(100)), 1000), None);
+        assert!(!t.loss_is_wireless(0, 100));
+    }
+}
