@@ -9,5 +9,6 @@ pub mod time;
 pub use time::Time;
 pub mod cc;
 pub mod linkinfo;
+pub mod media;
 pub mod rtt;
 pub mod tcp;

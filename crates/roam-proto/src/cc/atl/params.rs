@@ -8,7 +8,8 @@ use super::formulas::{
 /// Additive-increase and multiplicative-decrease parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Aimd {
-    /// Additive increase per RTT (segments for a window, packets/s for a rate).
+    /// Additive increase per RTT, in packets per RTT: the window grows by α segments per RTT;
+    /// a rate grows by α/R packets/s per RTT (eq. 13's α times R).
     pub alpha: f64,
     /// Multiplicative decrease factor on loss.
     pub beta: f64,
@@ -121,7 +122,9 @@ pub fn adapt(service: Service, cfg: &AtlConfig, f: &PathFacts, previous: Aimd) -
     let beta = beta_for_delay(d_w);
     let alpha = match service {
         Service::Window => window_alpha(target, beta, p, rtt, cfg.t0_rtts * rtt, cfg.b),
-        Service::Rate => rate_alpha(target, beta, p, rtt),
+        // Eq. 13 gives packets/s per RTT; we carry α in packets per RTT (the window's unit),
+        // so that (1, ½) is RAP's "one packet per RTT per RTT" and the engine adds α/R.
+        Service::Rate => rate_alpha(target, beta, p, rtt) * rtt,
     };
     if alpha.is_nan() || alpha <= 0.0 {
         return previous;

@@ -1,0 +1,177 @@
+//! The media sink: counts what arrives, measures per-packet delay and jitter, and answers every
+//! packet with a receiver report (atl.txt §IV-B: "the receiver sends back an ACK for any
+//! received packet"), carrying its wireless hop's p_w/d_w/handoffs when it is the wireless end.
+
+use std::collections::VecDeque;
+
+use roam_wire::{ConnId, DecodeError, LinkInfoReport, MediaPacket, MediaReport};
+
+use super::payload_byte;
+use crate::linkinfo::LinkInfo;
+use crate::Time;
+
+/// Delay and jitter of the packets received so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DelayStats {
+    /// Packets measured.
+    pub packets: u64,
+    /// Sum of one-way delays (s), for the mean.
+    pub delay_sum_s: f64,
+    /// Sum of |d_i − d_{i−1}| over consecutive received packets (s): per-packet jitter.
+    pub jitter_sum_s: f64,
+    /// Largest |d_i − d_{i−1}| (s).
+    pub jitter_max_s: f64,
+    /// RFC 3550 §6.4.1 interarrival jitter estimate J (s), smoothed with gain 1/16.
+    pub rfc3550_jitter_s: f64,
+}
+
+impl DelayStats {
+    /// Mean one-way delay (s), 0 without packets.
+    pub fn mean_delay_s(&self) -> f64 {
+        if self.packets == 0 {
+            0.0
+        } else {
+            self.delay_sum_s / self.packets as f64
+        }
+    }
+
+    /// Mean per-packet jitter |d_i − d_{i−1}| (s), 0 with fewer than two packets.
+    pub fn mean_jitter_s(&self) -> f64 {
+        if self.packets < 2 {
+            0.0
+        } else {
+            self.jitter_sum_s / (self.packets - 1) as f64
+        }
+    }
+}
+
+/// Receiver counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MediaReceiverStats {
+    /// Media packets received (duplicates included).
+    pub packets: u64,
+    /// Payload bytes received.
+    pub bytes: u64,
+    /// Payload bytes that differ from the sender's pattern (must stay zero).
+    pub integrity_errors: u64,
+    /// Delay and jitter.
+    pub delay: DelayStats,
+}
+
+/// The receiving end of a media flow.
+#[derive(Debug, Default)]
+pub struct MediaReceiver {
+    conn_id: Option<ConnId>,
+    highest: Option<u64>,
+    received: u64,
+    /// (highest, received) at the previous report, for the fraction lost.
+    prev: (u64, u64),
+    last_delay: Option<f64>,
+    local_link: Option<LinkInfo>,
+    report_link_info: bool,
+    pending: VecDeque<MediaReport>,
+    stats: MediaReceiverStats,
+}
+
+impl MediaReceiver {
+    /// A receiver; with `report_link_info` its reports carry its wireless hop's facts.
+    pub fn new(report_link_info: bool) -> Self {
+        MediaReceiver {
+            report_link_info,
+            ..MediaReceiver::default()
+        }
+    }
+
+    /// The host's facts about the local link (reported to the source when wireless).
+    pub fn set_link_info(&mut self, _now: Time, info: LinkInfo) {
+        self.local_link = Some(info.sanitized());
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> MediaReceiverStats {
+        self.stats
+    }
+
+    /// A media datagram arrived. Malformed datagrams are rejected with the decoding error; a
+    /// packet of another connection than the first one seen is ignored.
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), DecodeError> {
+        let p = MediaPacket::decode(bytes)?;
+        match self.conn_id {
+            None => self.conn_id = Some(p.conn_id),
+            Some(id) if id != p.conn_id => return Ok(()),
+            Some(_) => {}
+        }
+        self.received += 1;
+        self.highest = Some(self.highest.map_or(p.seq, |h| h.max(p.seq)));
+        let s = &mut self.stats;
+        s.packets += 1;
+        s.bytes += p.payload.len() as u64;
+        s.integrity_errors += p
+            .payload
+            .iter()
+            .enumerate()
+            .filter(|(i, b)| **b != payload_byte(p.seq, *i))
+            .count() as u64;
+        let delay = now
+            .saturating_since(Time::from_micros(p.send_time_us))
+            .as_secs_f64();
+        let d = &mut s.delay;
+        d.packets += 1;
+        d.delay_sum_s += delay;
+        if let Some(prev) = self.last_delay {
+            let var = (delay - prev).abs();
+            d.jitter_sum_s += var;
+            d.jitter_max_s = d.jitter_max_s.max(var);
+            d.rfc3550_jitter_s += (var - d.rfc3550_jitter_s) / 16.0;
+        }
+        self.last_delay = Some(delay);
+        let report = self.report(now, p.send_time_us);
+        self.pending.push_back(report);
+        if self.pending.len() > 64 {
+            self.pending.pop_front();
+        }
+        Ok(())
+    }
+
+    fn report(&mut self, _now: Time, echo_time_us: u64) -> MediaReport {
+        let highest = self.highest.unwrap_or(0);
+        let expected = highest + 1;
+        let lost = expected.saturating_sub(self.received);
+        // RFC 3550 §6.4.1: fraction lost over the interval since the previous report.
+        let (ph, pr) = self.prev;
+        let exp_int = expected.saturating_sub(ph);
+        let rec_int = self.received.saturating_sub(pr);
+        let fraction = if exp_int == 0 || rec_int >= exp_int {
+            0
+        } else {
+            ((exp_int - rec_int) * 65535 / exp_int) as u16
+        };
+        self.prev = (expected, self.received);
+        let link = self
+            .local_link
+            .filter(|l| self.report_link_info && l.wireless)
+            .map(|l| LinkInfoReport {
+                p_w_ppm: (l.loss_prob * 1e6).round().clamp(0.0, 1e6) as u32,
+                d_w_us: u32::try_from(l.one_way_delay.as_micros()).unwrap_or(u32::MAX),
+                handoff_count: l.handoffs as u16,
+            });
+        MediaReport {
+            conn_id: self.conn_id.unwrap_or_default(),
+            highest_seq: highest,
+            received: self.received,
+            lost,
+            fraction_lost: fraction,
+            echo_time_us,
+            hold_us: 0,
+            link,
+        }
+    }
+
+    /// The next report to send, appended to `buf`.
+    pub fn poll_transmit(&mut self, _now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+        let r = self.pending.pop_front()?;
+        let start = buf.len();
+        r.encode(buf);
+        Some(buf.len() - start)
+    }
+}

@@ -1,0 +1,221 @@
+//! The media source: paces unreliable datagrams at the allowed rate S(t), learns loss and RTT
+//! from receiver reports, and tells the application (an adaptive encoder) every new S(t).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use roam_wire::{ConnId, DecodeError, MediaPacket, MediaReport};
+
+use super::rate::{RateController, RateKind};
+use super::{payload_byte, MediaConfig};
+use crate::linkinfo::LinkInfo;
+use crate::Time;
+
+/// What the sender tells its application.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MediaEvent {
+    /// The allowed rate S(t) changed (atl.txt §IV-B: the adaptive encoder follows R(t) ≈ S(t)).
+    RateChanged {
+        /// Allowed payload rate in bits per second.
+        bps: f64,
+    },
+}
+
+/// Sender counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MediaSenderStats {
+    /// Media packets sent.
+    pub packets_sent: u64,
+    /// Reports received.
+    pub reports: u64,
+    /// Rate decreases (loss events and feedback timeouts).
+    pub decreases: u64,
+    /// Feedback timeouts (no report for a while).
+    pub feedback_timeouts: u64,
+}
+
+/// The sending end of an RCP-ATL (or plain rate AIMD) media flow.
+#[derive(Debug)]
+pub struct MediaSender {
+    conn_id: ConnId,
+    cfg: MediaConfig,
+    rate: RateController,
+    next_send: Time,
+    seq: u64,
+    last_received: u64,
+    last_lost: u64,
+    last_report: Option<Time>,
+    feedback_deadline: Option<Time>,
+    peer_handoffs: Option<u16>,
+    events: VecDeque<MediaEvent>,
+    stats: MediaSenderStats,
+    started: bool,
+}
+
+impl MediaSender {
+    /// A sender for connection `conn_id` running `kind`.
+    pub fn new(cfg: MediaConfig, kind: RateKind, conn_id: ConnId) -> Self {
+        let rate = RateController::new(
+            kind,
+            cfg.initial_rate_pps(),
+            cfg.min_rate_pps(),
+            cfg.max_rate_pps(),
+            cfg.atl,
+        );
+        MediaSender {
+            conn_id,
+            cfg,
+            rate,
+            next_send: Time::ZERO,
+            seq: 0,
+            last_received: 0,
+            last_lost: 0,
+            last_report: None,
+            feedback_deadline: None,
+            peer_handoffs: None,
+            events: VecDeque::new(),
+            stats: MediaSenderStats::default(),
+            started: false,
+        }
+    }
+
+    /// The allowed rate S(t) in payload bits per second.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate.rate() * f64::from(self.cfg.packet_size) * 8.0
+    }
+
+    /// The rate controller (its (α, β), RTT, measurements).
+    pub fn rate_controller(&self) -> &RateController {
+        &self.rate
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> MediaSenderStats {
+        self.stats
+    }
+
+    /// The next application event.
+    pub fn poll_event(&mut self) -> Option<MediaEvent> {
+        self.events.pop_front()
+    }
+
+    fn rate_changed(&mut self) {
+        self.events.push_back(MediaEvent::RateChanged {
+            bps: self.rate_bps(),
+        });
+        if self.events.len() > 1024 {
+            self.events.pop_front();
+        }
+    }
+
+    /// The host's facts about the local link (the source is the wireless end).
+    pub fn set_link_info(&mut self, now: Time, info: LinkInfo) {
+        self.rate.on_local_link(now, &info.sanitized());
+    }
+
+    fn feedback_timeout(&self) -> Duration {
+        let rtt = self.rate.srtt().unwrap_or(Duration::from_secs(1));
+        (rtt * 2).max(self.cfg.min_feedback_timeout)
+    }
+
+    /// A datagram from the receiver (a report). Malformed or foreign datagrams are rejected
+    /// with the decoding error and change nothing.
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), DecodeError> {
+        let r = MediaReport::decode(bytes)?;
+        if r.conn_id != self.conn_id || r.received < self.last_received || r.highest_seq >= self.seq
+        {
+            // Not ours, stale (reordered), or acknowledging packets never sent.
+            return Ok(());
+        }
+        self.stats.reports += 1;
+        let echo = Time::from_micros(r.echo_time_us);
+        let rtt = now
+            .saturating_since(echo)
+            .saturating_sub(Duration::from_micros(u64::from(r.hold_us)));
+        if echo <= now && !rtt.is_zero() {
+            self.rate.on_rtt(rtt);
+        }
+        if let Some(l) = r.link {
+            let info = LinkInfo {
+                wireless: true,
+                loss_prob: f64::from(l.p_w_ppm) / 1e6,
+                one_way_delay: Duration::from_micros(u64::from(l.d_w_us)),
+                up: true,
+                handoffs: u32::from(l.handoff_count),
+                ..LinkInfo::default()
+            };
+            self.peer_handoffs = Some(l.handoff_count);
+            self.rate.on_peer_link(now, &info);
+        }
+        let delivered = r.received - self.last_received;
+        let lost = r.lost.saturating_sub(self.last_lost);
+        self.last_received = r.received;
+        self.last_lost = self.last_lost.max(r.lost);
+        self.last_report = Some(now);
+        self.feedback_deadline = Some(now + self.feedback_timeout());
+        if self.rate.on_report(now, delivered, lost) {
+            self.stats.decreases += 1;
+            self.rate_changed();
+        }
+        Ok(())
+    }
+
+    /// The next media datagram, if the pacing allows one at `now`; appended to `buf`.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+        if self.rate.tick(now) {
+            self.rate_changed();
+        }
+        if !self.started {
+            self.started = true;
+            self.next_send = now;
+            self.feedback_deadline = Some(now + self.feedback_timeout());
+            self.rate_changed();
+        }
+        if now < self.next_send {
+            return None;
+        }
+        let payload_len = self.cfg.packet_size as usize;
+        let mut payload = Vec::with_capacity(payload_len);
+        payload.extend((0..payload_len).map(|i| payload_byte(self.seq, i)));
+        let p = MediaPacket {
+            conn_id: self.conn_id,
+            seq: self.seq,
+            send_time_us: now.as_micros(),
+            rate_bps: self.rate_bps() as u64,
+            payload: &payload,
+        };
+        let start = buf.len();
+        p.encode(buf);
+        self.seq += 1;
+        self.stats.packets_sent += 1;
+        let gap = Duration::from_secs_f64(1.0 / self.rate.rate().max(1e-3));
+        // Pace from the scheduled time, but never bank more than one gap of idle credit.
+        self.next_send = (self.next_send + gap).max(now);
+        Some(buf.len() - start)
+    }
+
+    /// The earliest time the sender wants to be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if !self.started {
+            return None;
+        }
+        Some(match self.feedback_deadline {
+            Some(d) => d.min(self.next_send),
+            None => self.next_send,
+        })
+    }
+
+    /// Handles the feedback timer: no report for a while (a blackout, or every report lost)
+    /// counts as a congestion event, as RAP's timeout does.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.feedback_deadline.is_some_and(|d| d <= now) {
+            self.stats.feedback_timeouts += 1;
+            self.feedback_deadline = Some(now + self.feedback_timeout());
+            // Counted as one lost packet in p (the adapter learns of the outage too).
+            if self.rate.on_report(now, 0, 1) {
+                self.stats.decreases += 1;
+                self.rate_changed();
+            }
+        }
+    }
+}
