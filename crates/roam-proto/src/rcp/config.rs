@@ -1,0 +1,75 @@
+//! RCP receiver and sender options (the `[flow.rcp]` table in scenario files).
+
+use serde::Deserialize;
+
+/// Options of an RCP receiver (the side that runs congestion control and reliability) and of
+/// an RCP sender (which has only its segment size and reverse window).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RcpConfig {
+    /// Segment size the receiver requests (bytes of object data per DATA).
+    pub mss: u16,
+    /// Initial congestion window in segments.
+    pub initial_window: u32,
+    /// Out-of-order arrivals that declare a requested segment lost (every hole, §3.3.5 (i)).
+    pub dup_thresh: u32,
+    /// Receive buffer: bytes requested but not yet read by the application never exceed it
+    /// (a "dummy sk_buff" is reserved per request, §3.3.4).
+    pub recv_buffer: u64,
+    /// Initial RTO (ms) before the first RTT sample.
+    pub initial_rto_ms: u64,
+    /// Lower bound of the RTO (ms).
+    pub min_rto_ms: u64,
+    /// Upper bound of the RTO and of the persist interval (ms).
+    pub max_rto_ms: u64,
+    /// SYN / FIN retransmissions before giving up.
+    pub max_syn_retries: u32,
+    /// Use per-hole ELN: holes the host reported as wireless corruption are re-requested
+    /// without a congestion response (rcp-r2cp.txt §3.4.2).
+    pub eln: bool,
+    /// Sender: most bytes past the receiver's reported in-order point it lets the receiver
+    /// request (0 = unlimited): reverse flow control (§3.3.4).
+    pub sender_window: u64,
+    /// Upper bound of the congestion window in segments (0 = unlimited).
+    pub max_window_segments: u32,
+}
+
+impl Default for RcpConfig {
+    fn default() -> Self {
+        RcpConfig {
+            mss: 1000,
+            initial_window: 1,
+            dup_thresh: 3,
+            recv_buffer: 4 << 20,
+            initial_rto_ms: 1000,
+            min_rto_ms: 1000,
+            max_rto_ms: 60_000,
+            max_syn_retries: 6,
+            eln: false,
+            sender_window: 0,
+            max_window_segments: 0,
+        }
+    }
+}
+
+impl RcpConfig {
+    /// Checks values that would make the engine misbehave; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.mss < 64 {
+            return Err("mss: must be at least 64".into());
+        }
+        if self.initial_window == 0 {
+            return Err("initial_window: must be at least 1".into());
+        }
+        if self.dup_thresh == 0 {
+            return Err("dup_thresh: must be at least 1".into());
+        }
+        if self.recv_buffer < u64::from(self.mss) * 2 {
+            return Err("recv_buffer: must hold at least two segments".into());
+        }
+        if self.min_rto_ms == 0 || self.max_rto_ms < self.min_rto_ms {
+            return Err("min_rto_ms: must be positive and not above max_rto_ms".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! RCP, the Reception Control Protocol (rcp-r2cp.txt §3): a receiver-centric TCP clone.
+//!
+//! The receiver ([`RcpReceiver`]) drives everything: it opens the connection naming an object
+//! and a byte range, requests data (REQ) in cumulative or pull mode, runs congestion control
+//! on DATA arrivals with the same controllers a TCP sender uses ([`crate::cc::CcKind`]) or the
+//! receiver-only RCP-STP ([`stp::Stp`]), detects and re-requests every hole, and controls
+//! the flow by reserving buffer per request. Its congestion state lives in one
+//! [`ReceiverPipe`], the unit R²CP will instantiate per (interface, server).
+//!
+//! The sender ([`RcpSender`]) serves byte ranges of named objects from an [`ObjectStore`] and
+//! keeps no congestion state.
+//!
+//! Both are sans-IO, driven like the TCP engine (`handle_datagram`, `poll_transmit`,
+//! `poll_timeout`, `handle_timeout`, `poll_event`). Design choices: `docs/RCP.md`.
+
+mod config;
+mod pipe;
+mod reassembly;
+mod receiver;
+mod sender;
+pub mod stp;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+pub use config::RcpConfig;
+pub use pipe::{PipeStats, ReceiverPipe};
+pub use reassembly::RecvBuffer;
+pub use receiver::{RcpReceiver, ReceiverStats, RxState};
+pub use sender::{AcceptError, ObjectStore, RcpSender, SenderStats, TxState, UNBOUNDED};
+
+use crate::cc::{CcKind, CongestionController};
+
+/// What an RCP receiver tells its application.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RcpEvent {
+    /// The handshake completed; the sender reported the object's length (if bounded).
+    Connected {
+        /// Object length.
+        object_len: Option<u64>,
+    },
+    /// Every byte of the requested range has arrived (read them, then the connection closes).
+    Eof,
+    /// The teardown completed.
+    Closed,
+    /// The sender reset the connection.
+    Reset,
+    /// The handshake failed (no answer to the SYN).
+    Failed,
+}
+
+/// The congestion controller an RCP receiver pipe runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RcpCc {
+    /// One of the shared controllers (the same code TCP senders run).
+    Shared(CcKind),
+    /// RCP-STP (receiver only; satellite paths).
+    Stp,
+}
+
+impl Default for RcpCc {
+    fn default() -> Self {
+        RcpCc::Shared(CcKind::default())
+    }
+}
+
+impl RcpCc {
+    /// Name used in scenario files (`newreno`, …, `stp`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RcpCc::Shared(k) => k.name(),
+            RcpCc::Stp => "stp",
+        }
+    }
+
+    /// Builds the controller for one pipe.
+    pub fn build(self, mss: u64, initial_window: u32) -> Box<dyn CongestionController> {
+        match self {
+            RcpCc::Shared(k) => k.build(mss, initial_window),
+            RcpCc::Stp => Box::new(stp::Stp::new(mss, initial_window)),
+        }
+    }
+
+    /// Periodic status requests instead of per-arrival requests (RCP-STP), if any.
+    pub fn status_interval(self) -> Option<Duration> {
+        match self {
+            RcpCc::Shared(_) => None,
+            RcpCc::Stp => Some(stp::STP_STATUS_INTERVAL),
+        }
+    }
+}
+
+impl fmt::Display for RcpCc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for RcpCc {
+    type Err = crate::cc::UnknownCc;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.trim().eq_ignore_ascii_case("stp") {
+            return Ok(RcpCc::Stp);
+        }
+        s.parse::<CcKind>().map(RcpCc::Shared).map_err(|mut e| {
+            e.known.push_str(", stp");
+            e
+        })
+    }
+}

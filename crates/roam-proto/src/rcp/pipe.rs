@@ -1,0 +1,504 @@
+//! One RCP receiver pipe: congestion control, RTT estimation and loss detection for the
+//! requests sent over one path (rcp-r2cp.txt §3.3.3, §3.3.5).
+//!
+//! The pipe knows *requested units* (byte ranges of the object) and when their DATA arrives;
+//! it does not hold data or decide what to request. A connection owns the reassembly buffer
+//! and asks the pipe whether the window has room ([`ReceiverPipe::has_room`]), which lost units
+//! to re-request ([`ReceiverPipe::next_lost`]), and reports every request
+//! ([`ReceiverPipe::on_requested`]) and arrival ([`ReceiverPipe::on_arrival`]). R²CP will own
+//! several pipes, one per (interface, server), and keep reliability per connection; nothing
+//! here assumes there is only one.
+//!
+//! Rules implemented (after the RCP paper and its references [5,22]):
+//! * the congestion window limits outstanding *requests*, and DATA arrivals drive the same
+//!   controller a TCP sender uses (§3.3.3): in-order arrivals raise `on_delivered`, losses
+//!   `on_loss`, the RTO `on_timeout`;
+//! * **every** hole is detected by the same threshold: a unit is lost once `dup_thresh` units
+//!   requested after it have arrived (§3.3.5 (i)). Request order, not sequence order, is
+//!   counted, so a lost re-request is detected exactly like a first loss and never needs a
+//!   timeout (§3.3.5 (ii));
+//! * one window cut per window of data (RFC 6582's `recover` guard);
+//! * a timeout marks everything outstanding lost but keeps the receive buffer (§3.3.5 (iii));
+//! * with ELN, a hole the host reported as wireless corruption is re-requested without a
+//!   congestion response, hole by hole (§3.4.2);
+//! * [`ReceiverPipe::freeze`]/[`ReceiverPipe::thaw`] stop and resume the timers for power
+//!   management (§3.4.4).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::cc::{CongestionController, Delivered, LossCause, LossEvent};
+use crate::linkinfo::LinkInfo;
+use crate::rtt::RttEstimator;
+use crate::Time;
+
+/// One requested range awaiting its DATA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Unit {
+    end: u64,
+    /// Request order (increases with every request, including re-requests).
+    serial: u64,
+    /// Units requested later than this one that have arrived since this request.
+    later_arrivals: u32,
+    /// Declared lost and not yet re-requested.
+    lost: bool,
+    /// The host reported this range corrupted on the wireless hop.
+    corrupted: bool,
+    /// Times this unit was re-requested.
+    rerequests: u32,
+}
+
+/// Counters of one pipe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PipeStats {
+    /// Units re-requested (the receiver-side "retransmissions").
+    pub rerequests: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Holes treated as congestion losses.
+    pub congestion_holes: u64,
+    /// Holes treated as wireless (ELN) losses.
+    pub wireless_holes: u64,
+    /// Window reductions (recovery episodes entered).
+    pub recoveries: u64,
+}
+
+/// What happened to the pipe's timers while it was frozen.
+#[derive(Debug, Clone, Copy)]
+struct Frozen {
+    rto_left: Option<Duration>,
+}
+
+/// A receiver-side pipe. See the module docs.
+#[derive(Debug)]
+pub struct ReceiverPipe {
+    cc: Box<dyn CongestionController>,
+    rtt: RttEstimator,
+    dup_thresh: u32,
+    eln: bool,
+    max_window: u64,
+    units: BTreeMap<u64, Unit>,
+    lost: BTreeSet<u64>,
+    next_serial: u64,
+    /// Bytes of outstanding units not declared lost (the "pipe" of RFC 6675).
+    in_flight: u64,
+    highest_requested: u64,
+    /// RFC 6582 `recover`: holes below it belong to an episode already answered.
+    recover: Option<u64>,
+    in_recovery: bool,
+    rto_deadline: Option<Time>,
+    frozen: Option<Frozen>,
+    stats: PipeStats,
+}
+
+impl ReceiverPipe {
+    /// A pipe running `cc`, starting at object offset `start`.
+    pub fn new(
+        cc: Box<dyn CongestionController>,
+        rtt: RttEstimator,
+        dup_thresh: u32,
+        eln: bool,
+        max_window: u64,
+        start: u64,
+    ) -> Self {
+        ReceiverPipe {
+            cc,
+            rtt,
+            dup_thresh: dup_thresh.max(1),
+            eln,
+            max_window: if max_window == 0 {
+                u64::MAX
+            } else {
+                max_window
+            },
+            units: BTreeMap::new(),
+            lost: BTreeSet::new(),
+            next_serial: 0,
+            in_flight: 0,
+            highest_requested: start,
+            recover: None,
+            in_recovery: false,
+            rto_deadline: None,
+            frozen: None,
+            stats: PipeStats::default(),
+        }
+    }
+
+    /// Congestion window (bytes).
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window().min(self.max_window)
+    }
+
+    /// Slow-start threshold (bytes).
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+
+    /// The controller's name.
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+
+    /// Outstanding bytes not declared lost.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> PipeStats {
+        self.stats
+    }
+
+    /// True while a window reduction is being recovered from.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// True if the window has room for `len` more requested bytes (always for the first).
+    pub fn has_room(&self, len: u64) -> bool {
+        self.frozen.is_none()
+            && (self.in_flight == 0 || self.in_flight.saturating_add(len) <= self.cwnd())
+    }
+
+    /// The lowest unit declared lost and not yet re-requested.
+    pub fn next_lost(&self) -> Option<(u64, u64)> {
+        let start = *self.lost.iter().next()?;
+        self.units.get(&start).map(|u| (start, u.end))
+    }
+
+    /// Every outstanding unit (`start`, `end`), in offset order: the holes the pipe waits for.
+    pub fn outstanding(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.units.iter().map(|(&s, u)| (s, u.end))
+    }
+
+    /// True if `start` is an outstanding unit.
+    pub fn is_outstanding(&self, start: u64) -> bool {
+        self.units.contains_key(&start)
+    }
+
+    /// Number of units awaiting DATA.
+    pub fn outstanding_units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// Highest offset ever requested through this pipe.
+    pub fn highest_requested(&self) -> u64 {
+        self.highest_requested
+    }
+
+    /// Records that `[start, end)` was just requested (a new unit, or a lost one re-requested).
+    pub fn on_requested(&mut self, now: Time, start: u64, end: u64) {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let len = end.saturating_sub(start);
+        match self.units.get_mut(&start) {
+            Some(u) => {
+                if u.lost {
+                    self.lost.remove(&start);
+                    self.in_flight += len;
+                }
+                u.lost = false;
+                u.serial = serial;
+                u.later_arrivals = 0;
+                u.corrupted = false;
+                u.rerequests += 1;
+                self.stats.rerequests += 1;
+            }
+            None => {
+                self.units.insert(
+                    start,
+                    Unit {
+                        end,
+                        serial,
+                        later_arrivals: 0,
+                        lost: false,
+                        corrupted: false,
+                        rerequests: 0,
+                    },
+                );
+                self.in_flight += len;
+            }
+        }
+        self.highest_requested = self.highest_requested.max(end);
+        if self.rto_deadline.is_none() && self.frozen.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// The host reports that a packet carrying `[start, ..)` was corrupted on the local
+    /// wireless hop (per-hole ELN input, §3.4.2).
+    pub fn note_corrupted(&mut self, start: u64) {
+        if let Some(u) = self.units.get_mut(&start) {
+            u.corrupted = true;
+        }
+    }
+
+    /// DATA for the unit starting at `start` arrived. `rtt` is the sample it carries (from the
+    /// echoed request timestamp). Returns false if no such unit was outstanding (a duplicate).
+    pub fn on_arrival(&mut self, now: Time, start: u64, rtt: Option<Duration>) -> bool {
+        let cum_before = self.cumulative_point();
+        let Some(unit) = self.units.remove(&start) else {
+            return false;
+        };
+        let len = unit.end.saturating_sub(start);
+        if unit.lost {
+            self.lost.remove(&start);
+        } else {
+            self.in_flight = self.in_flight.saturating_sub(len);
+        }
+        if let Some(sample) = rtt {
+            self.rtt.on_sample(sample);
+            self.cc.on_rtt_sample(now, sample, self.rtt.min_rtt());
+        }
+        // §3.3.5 (i): every unit requested before this one gains one out-of-order arrival.
+        let mut newly_lost = Vec::new();
+        for (&s, u) in self.units.iter_mut() {
+            if !u.lost && u.serial < unit.serial {
+                u.later_arrivals += 1;
+                if u.later_arrivals >= self.dup_thresh {
+                    u.lost = true;
+                    newly_lost.push((s, u.end, u.corrupted));
+                }
+            }
+        }
+        for &(s, e, _) in &newly_lost {
+            self.lost.insert(s);
+            self.in_flight = self.in_flight.saturating_sub(e.saturating_sub(s));
+        }
+        for (s, _, corrupted) in newly_lost {
+            self.on_hole(now, s, corrupted);
+        }
+        let cum_after = self.cumulative_point();
+        let advanced = cum_after.saturating_sub(cum_before);
+        self.cc.on_delivered(&Delivered {
+            now,
+            bytes: advanced,
+            sacked_bytes: if advanced == 0 { len } else { 0 },
+            in_flight: self.in_flight,
+            in_recovery: self.in_recovery,
+            rtt,
+        });
+        if self.in_recovery {
+            if let Some(r) = self.recover {
+                if self.units.range(..r).next().is_none() {
+                    self.in_recovery = false;
+                    self.cc.on_recovery_end(now);
+                }
+            }
+        }
+        if self.frozen.is_none() {
+            self.rto_deadline = if self.units.is_empty() {
+                None
+            } else {
+                Some(now + self.rtt.rto())
+            };
+        }
+        true
+    }
+
+    /// A newly declared hole: ELN holes are re-requested without a window cut; the first
+    /// congestion hole of a window starts a recovery episode.
+    fn on_hole(&mut self, now: Time, start: u64, corrupted: bool) {
+        let cause = if self.eln && corrupted {
+            self.stats.wireless_holes += 1;
+            LossCause::WirelessEln
+        } else {
+            self.stats.congestion_holes += 1;
+            LossCause::DupAcks
+        };
+        if cause == LossCause::DupAcks && self.recover.is_some_and(|r| start < r) {
+            return; // Same window as an episode already answered (RFC 6582 §3.2 step 1).
+        }
+        if cause == LossCause::DupAcks {
+            self.recover = Some(self.highest_requested);
+            self.in_recovery = true;
+            self.stats.recoveries += 1;
+        }
+        self.cc.on_loss(&LossEvent {
+            now,
+            cause,
+            in_flight: self.in_flight,
+        });
+    }
+
+    /// The pipe's cumulative point: the lowest outstanding unit, or everything requested.
+    fn cumulative_point(&self) -> u64 {
+        self.units
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(self.highest_requested)
+    }
+
+    /// When the pipe's timer expires, if armed.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    /// Fires the RTO if it is due: every outstanding unit is declared lost (to be re-requested
+    /// under a one-segment window); the receive buffer is kept (§3.3.5 (iii)). Returns true if
+    /// it fired.
+    pub fn handle_timeout(&mut self, now: Time) -> bool {
+        match self.rto_deadline {
+            Some(t) if t <= now && self.frozen.is_none() => {}
+            _ => return false,
+        }
+        self.rto_deadline = None;
+        if self.units.is_empty() {
+            return false;
+        }
+        let outstanding: u64 = self.units.iter().map(|(s, u)| u.end - s).sum();
+        self.cc.on_timeout(now, outstanding);
+        self.rtt.back_off();
+        self.stats.timeouts += 1;
+        self.mark_all_lost();
+        self.recover = Some(self.highest_requested);
+        self.in_recovery = false;
+        true
+    }
+
+    fn mark_all_lost(&mut self) {
+        for (&s, u) in self.units.iter_mut() {
+            u.lost = true;
+            self.lost.insert(s);
+        }
+        self.in_flight = 0;
+    }
+
+    /// Stops the pipe's timers and requests (the host sleeps, §3.4.4).
+    pub fn freeze(&mut self, now: Time) {
+        if self.frozen.is_some() {
+            return;
+        }
+        self.frozen = Some(Frozen {
+            rto_left: self.rto_deadline.map(|t| t.saturating_since(now)),
+        });
+        self.rto_deadline = None;
+    }
+
+    /// True while frozen.
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    /// Resumes after [`ReceiverPipe::freeze`]: timers restart with the time they had left, and
+    /// every outstanding unit (whatever was in transit while asleep was lost) becomes a hole to
+    /// re-request, without a congestion response. Returns the holes.
+    pub fn thaw(&mut self, now: Time) -> Vec<(u64, u64)> {
+        let Some(f) = self.frozen.take() else {
+            return Vec::new();
+        };
+        self.rto_deadline = f.rto_left.map(|d| now + d);
+        self.mark_all_lost();
+        self.units.iter().map(|(&s, u)| (s, u.end)).collect()
+    }
+
+    /// Passes local link facts to the controller.
+    pub fn set_link_info(&mut self, now: Time, info: &LinkInfo) {
+        self.cc.on_local_link(now, info);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CcKind;
+
+    fn pipe(eln: bool) -> ReceiverPipe {
+        ReceiverPipe::new(
+            CcKind::NewReno.build(1000, 10),
+            RttEstimator::new(
+                Duration::from_secs(1),
+                Duration::from_secs(1),
+                Duration::from_secs(60),
+            ),
+            3,
+            eln,
+            0,
+            0,
+        )
+    }
+
+    fn request(p: &mut ReceiverPipe, n: u64) {
+        for i in 0..n {
+            p.on_requested(Time::ZERO, i * 1000, (i + 1) * 1000);
+        }
+    }
+
+    #[test]
+    fn third_later_arrival_declares_every_hole_lost_and_cuts_once() {
+        let mut p = pipe(false);
+        request(&mut p, 10);
+        // Units 0 and 2 are lost; 1, 3, 4, 5 arrive.
+        for s in [1, 3, 4, 5] {
+            assert!(p.on_arrival(Time::from_millis(100), s * 1000, None));
+        }
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        assert_eq!(p.stats().congestion_holes, 2);
+        assert_eq!(p.stats().recoveries, 1);
+        assert!(p.in_recovery());
+        assert_eq!(p.cwnd(), 3000); // (10 − 4 arrived − 2 lost) / 2 floored at 2 segments.
+    }
+
+    #[test]
+    fn lost_rerequest_is_detected_by_later_arrivals_without_timeout() {
+        let mut p = pipe(false);
+        request(&mut p, 6);
+        for s in [1, 2, 3] {
+            p.on_arrival(Time::from_millis(100), s * 1000, None);
+        }
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        p.on_requested(Time::from_millis(100), 0, 1000); // Re-request (will be lost again).
+        for s in 6..9 {
+            p.on_requested(Time::from_millis(100), s * 1000, (s + 1) * 1000);
+        }
+        for s in [4, 5, 6] {
+            p.on_arrival(Time::from_millis(200), s * 1000, None);
+        }
+        assert_eq!(
+            p.next_lost(),
+            None,
+            "arrivals requested before it don't count"
+        );
+        p.on_arrival(Time::from_millis(200), 7000, None);
+        p.on_arrival(Time::from_millis(200), 8000, None);
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        assert_eq!(p.stats().timeouts, 0);
+    }
+
+    #[test]
+    fn eln_holes_keep_the_window() {
+        let mut p = pipe(true);
+        request(&mut p, 10);
+        p.note_corrupted(0);
+        for s in [1, 2, 3] {
+            p.on_arrival(Time::from_millis(100), s * 1000, None);
+        }
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        assert_eq!(p.stats().wireless_holes, 1);
+        assert!(!p.in_recovery());
+        assert!(p.cwnd() >= 10_000);
+    }
+
+    #[test]
+    fn thaw_returns_exactly_the_outstanding_holes_and_restores_the_timer() {
+        let mut p = pipe(false);
+        request(&mut p, 4);
+        p.on_arrival(Time::from_millis(100), 1000, None);
+        p.freeze(Time::from_millis(200));
+        assert_eq!(p.poll_timeout(), None);
+        assert!(!p.has_room(1000));
+        let holes = p.thaw(Time::from_millis(5000));
+        assert_eq!(holes, vec![(0, 1000), (2000, 3000), (3000, 4000)]);
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        assert_eq!(
+            p.poll_timeout(),
+            Some(Time::from_millis(5000) + Duration::from_millis(900))
+        );
+    }
+}

@@ -1,0 +1,567 @@
+//! The RCP receiver connection: handshake, request generation (cumulative and pull modes),
+//! resequencing, receiver flow control, persist mode, teardown, freeze/thaw
+//! (rcp-r2cp.txt §3.2–3.3). Congestion control and loss detection live in its
+//! [`ReceiverPipe`].
+//!
+//! Driving contract (sans-IO, as the TCP engine): feed datagrams to
+//! [`RcpReceiver::handle_datagram`], call [`RcpReceiver::poll_transmit`] until `None` (requests
+//! are generated there, so call it after reads too), arm a timer for
+//! [`RcpReceiver::poll_timeout`] and call [`RcpReceiver::handle_timeout`] when it fires
+//! (spurious calls are harmless), drain [`RcpReceiver::poll_event`], read in-order bytes with
+//! [`RcpReceiver::read`].
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roam_wire::{
+    ConnId, Data, Flags, PullBlock, Request, RequestMode, MAX_REQUEST_BLOCKS, UNKNOWN_LENGTH,
+};
+
+use super::pipe::ReceiverPipe;
+use super::reassembly::RecvBuffer;
+use super::{RcpCc, RcpConfig, RcpEvent};
+use crate::linkinfo::LinkInfo;
+use crate::rtt::RttEstimator;
+use crate::Time;
+
+/// Connection state of a receiver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RxState {
+    /// SYN sent, waiting for SYN+ACK.
+    SynSent,
+    /// Requesting data.
+    Established,
+    /// Everything received; FIN sent, waiting for FIN+ACK.
+    Closing,
+    /// Done (or failed).
+    Closed,
+}
+
+/// A request waiting to be transmitted.
+#[derive(Debug, Clone, Copy)]
+enum Outgoing {
+    Syn,
+    /// Cumulative request up to the current edge (also the handshake's final ACK).
+    Cumulative,
+    /// A pull of one block, with the three most recent pulls at the time.
+    Pull([PullBlock; MAX_REQUEST_BLOCKS], u8),
+    Probe,
+    Fin,
+}
+
+/// Counters of a receiver.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// REQ datagrams sent (all kinds).
+    pub requests_sent: u64,
+    /// Pull-mode REQs sent (re-requests of holes).
+    pub pulls_sent: u64,
+    /// Window probes sent in persist mode.
+    pub probes_sent: u64,
+    /// DATA datagrams with payload received.
+    pub data_received: u64,
+    /// DATA payloads that were already held.
+    pub duplicates: u64,
+}
+
+/// Control timers (handshake/teardown retransmission and persist).
+#[derive(Debug, Clone, Copy, Default)]
+struct ControlTimer {
+    at: Option<Time>,
+    tries: u32,
+}
+
+/// The receiving end of an RCP connection. See the module docs.
+#[derive(Debug)]
+pub struct RcpReceiver {
+    config: Arc<RcpConfig>,
+    conn_id: ConnId,
+    object: Vec<u8>,
+    state: RxState,
+    pipe: ReceiverPipe,
+    mss: u64,
+    /// End of the range the application asked for (clipped to the object length once known).
+    range_end: u64,
+    buf: RecvBuffer,
+    /// Cumulative request edge: every unit below it has been requested.
+    req_edge: u64,
+    /// The sender's window: the highest offset it lets us request.
+    snd_wnd: u64,
+    recent_pulls: VecDeque<PullBlock>,
+    next_pull_id: u32,
+    ts_recent: u32,
+    outgoing: VecDeque<Outgoing>,
+    /// The next cumulative REQ carries ACK (the handshake's third step).
+    ack_pending: bool,
+    control: ControlTimer,
+    persist: ControlTimer,
+    frozen: Option<FrozenControl>,
+    events: VecDeque<RcpEvent>,
+    eof_signalled: bool,
+    stats: ReceiverStats,
+    /// RCP-STP: request only at status instants (see `docs/RCP.md`).
+    status_interval: Option<Duration>,
+    next_status: Option<Time>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FrozenControl {
+    control_left: Option<Duration>,
+    persist_left: Option<Duration>,
+    status_left: Option<Duration>,
+}
+
+fn micros(now: Time) -> u32 {
+    now.as_micros() as u32
+}
+
+impl RcpReceiver {
+    /// Opens a connection asking for bytes `range.0 .. range.1` of the object `object` (use
+    /// `u64::MAX` as the end for "to the end of the object"). The SYN is sent on the next
+    /// [`RcpReceiver::poll_transmit`].
+    pub fn connect(
+        config: Arc<RcpConfig>,
+        cc: RcpCc,
+        conn_id: ConnId,
+        object: &[u8],
+        range: (u64, u64),
+        now: Time,
+    ) -> Result<RcpReceiver, String> {
+        config.validate()?;
+        let mss = u64::from(config.mss);
+        let (start, end) = range;
+        if end < start {
+            return Err("range: end before start".into());
+        }
+        let rtt = RttEstimator::new(
+            Duration::from_millis(config.initial_rto_ms),
+            Duration::from_millis(config.min_rto_ms),
+            Duration::from_millis(config.max_rto_ms),
+        );
+        let max_window = u64::from(config.max_window_segments) * mss;
+        let pipe = ReceiverPipe::new(
+            cc.build(mss, config.initial_window),
+            rtt,
+            config.dup_thresh,
+            config.eln,
+            max_window,
+            start,
+        );
+        let status_interval = cc.status_interval();
+        Ok(RcpReceiver {
+            conn_id,
+            object: object.to_vec(),
+            state: RxState::SynSent,
+            pipe,
+            mss,
+            range_end: end,
+            buf: RecvBuffer::new(start),
+            req_edge: start,
+            snd_wnd: start,
+            recent_pulls: VecDeque::new(),
+            next_pull_id: 1,
+            ts_recent: 0,
+            outgoing: VecDeque::from([Outgoing::Syn]),
+            ack_pending: false,
+            control: ControlTimer {
+                at: Some(now + Duration::from_millis(config.initial_rto_ms)),
+                tries: 0,
+            },
+            persist: ControlTimer::default(),
+            frozen: None,
+            events: VecDeque::new(),
+            eof_signalled: false,
+            stats: ReceiverStats::default(),
+            status_interval,
+            next_status: None,
+            config,
+        })
+    }
+
+    /// Connection state.
+    pub fn state(&self) -> RxState {
+        self.state
+    }
+
+    /// The receiver pipe (congestion window, RTT, loss counters).
+    pub fn pipe(&self) -> &ReceiverPipe {
+        &self.pipe
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> ReceiverStats {
+        self.stats
+    }
+
+    /// RCV.NXT.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.buf.rcv_nxt()
+    }
+
+    /// Offset of the next byte [`RcpReceiver::read`] returns.
+    pub fn read_point(&self) -> u64 {
+        self.buf.read_point()
+    }
+
+    /// The cumulative request edge.
+    pub fn request_edge(&self) -> u64 {
+        self.req_edge
+    }
+
+    /// The sender's advertised window (highest offset requestable).
+    pub fn sender_window(&self) -> u64 {
+        self.snd_wnd
+    }
+
+    /// True while in persist mode (blocked by the sender's window, probing).
+    pub fn in_persist(&self) -> bool {
+        self.persist.at.is_some()
+    }
+
+    /// The three most recently pulled blocks, newest first.
+    pub fn recent_pulls(&self) -> impl Iterator<Item = &PullBlock> {
+        self.recent_pulls.iter()
+    }
+
+    /// Next event for the application.
+    pub fn poll_event(&mut self) -> Option<RcpEvent> {
+        self.events.pop_front()
+    }
+
+    /// Moves up to `max` in-order bytes into `out`.
+    pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        self.buf.read(out, max)
+    }
+
+    /// Local link facts for the pipe's controller.
+    pub fn set_link_info(&mut self, now: Time, info: &LinkInfo) {
+        self.pipe.set_link_info(now, &info.sanitized());
+    }
+
+    /// The host saw a DATA packet for offset `seq` corrupted on the local wireless hop (its
+    /// payload failed the link checksum): per-hole ELN input (§3.4.2).
+    pub fn note_corrupted(&mut self, seq: u64) {
+        self.pipe.note_corrupted(seq);
+    }
+
+    /// Freezes the connection (power management, §3.4.4): no requests, all timers stopped with
+    /// their remaining time kept. Requests queued but not yet sent are dropped (their units
+    /// become holes at [`RcpReceiver::thaw`]).
+    pub fn freeze(&mut self, now: Time) {
+        if self.frozen.is_some() {
+            return;
+        }
+        let left = |t: Option<Time>| t.map(|t| t.saturating_since(now));
+        self.frozen = Some(FrozenControl {
+            control_left: left(self.control.at.take()),
+            persist_left: left(self.persist.at.take()),
+            status_left: left(self.next_status.take()),
+        });
+        self.pipe.freeze(now);
+        self.outgoing
+            .retain(|o| matches!(o, Outgoing::Syn | Outgoing::Fin));
+    }
+
+    /// True while frozen.
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.is_some()
+    }
+
+    /// Resumes a frozen connection: timers continue with the time they had left and the holes
+    /// of the receive buffer (everything requested and not received) are requested again in
+    /// pull mode as the window allows. Returns the holes.
+    pub fn thaw(&mut self, now: Time) -> Vec<(u64, u64)> {
+        let Some(f) = self.frozen.take() else {
+            return Vec::new();
+        };
+        self.control.at = f.control_left.map(|d| now + d);
+        self.persist.at = f.persist_left.map(|d| now + d);
+        self.next_status = f.status_left.map(|d| now + d);
+        self.pipe.thaw(now)
+    }
+
+    /// Handles one datagram from the sender. Malformed or foreign datagrams are ignored
+    /// (returned as an error for the host's statistics).
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
+        let d = Data::decode(bytes).map_err(|e| e.to_string())?;
+        if d.conn_id != self.conn_id {
+            return Err("foreign connection id".into());
+        }
+        if d.flags.contains(Flags::RST) {
+            self.close(RcpEvent::Reset);
+            return Ok(());
+        }
+        match self.state {
+            RxState::Closed => return Ok(()),
+            RxState::SynSent => {
+                if !d.flags.contains(Flags::SYN | Flags::ACK) {
+                    return Ok(());
+                }
+                if d.object_len != UNKNOWN_LENGTH {
+                    self.range_end = self.range_end.min(d.object_len);
+                }
+                self.state = RxState::Established;
+                self.control = ControlTimer::default();
+                self.ack_pending = true;
+                self.events.push_back(RcpEvent::Connected {
+                    object_len: (d.object_len != UNKNOWN_LENGTH).then_some(d.object_len),
+                });
+            }
+            RxState::Established | RxState::Closing => {
+                if d.flags.contains(Flags::SYN) {
+                    // Our ACK was lost: the next request carries it again.
+                    self.ack_pending = true;
+                    return Ok(());
+                }
+                if d.flags.contains(Flags::FIN) && self.state == RxState::Closing {
+                    self.close(RcpEvent::Closed);
+                    return Ok(());
+                }
+            }
+        }
+        self.ts_recent = d.ts_val;
+        if d.window > self.snd_wnd {
+            self.snd_wnd = d.window;
+            self.persist = ControlTimer::default();
+        }
+        if !d.payload.is_empty() {
+            self.on_payload(now, &d);
+        }
+        self.check_complete(now);
+        Ok(())
+    }
+
+    fn on_payload(&mut self, now: Time, d: &Data<'_>) {
+        self.stats.data_received += 1;
+        let rtt = (d.ts_ecr != 0)
+            .then(|| Duration::from_micros(u64::from(micros(now).wrapping_sub(d.ts_ecr))));
+        let rtt = rtt.filter(|r| *r < Duration::from_secs(120));
+        if self.buf.has(d.seq, d.end()) && !self.pipe.is_outstanding(d.seq) {
+            self.stats.duplicates += 1;
+            return;
+        }
+        self.pipe.on_arrival(now, d.seq, rtt);
+        // Accept only what was requested (the buffer space reserved for it, §3.3.4).
+        let limit = self.req_edge.max(self.pipe.highest_requested());
+        let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
+        self.buf.insert(d.seq, &d.payload[..n]);
+    }
+
+    fn check_complete(&mut self, now: Time) {
+        if self.state == RxState::Established && self.buf.rcv_nxt() >= self.range_end {
+            if !self.eof_signalled {
+                self.eof_signalled = true;
+                self.events.push_back(RcpEvent::Eof);
+            }
+            self.state = RxState::Closing;
+            self.outgoing.clear();
+            self.outgoing.push_back(Outgoing::Fin);
+            self.control = ControlTimer {
+                at: Some(now + self.pipe.rtt().rto()),
+                tries: 0,
+            };
+        }
+    }
+
+    fn close(&mut self, ev: RcpEvent) {
+        if self.state != RxState::Closed {
+            self.state = RxState::Closed;
+            self.events.push_back(ev);
+        }
+        self.outgoing.clear();
+        self.control = ControlTimer::default();
+        self.persist = ControlTimer::default();
+    }
+
+    /// When [`RcpReceiver::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.frozen.is_some() || self.state == RxState::Closed {
+            return None;
+        }
+        let pipe = match self.state {
+            RxState::Established => self.pipe.poll_timeout(),
+            _ => None,
+        };
+        [pipe, self.control.at, self.persist.at, self.next_status]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs due timers.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.frozen.is_some() {
+            return;
+        }
+        if self.control.at.is_some_and(|t| t <= now) {
+            self.control.tries += 1;
+            if self.control.tries > self.config.max_syn_retries {
+                let ev = if self.state == RxState::SynSent {
+                    RcpEvent::Failed
+                } else {
+                    RcpEvent::Closed
+                };
+                self.close(ev);
+                return;
+            }
+            let backoff = 1u32 << self.control.tries.min(6);
+            let base = match self.state {
+                RxState::SynSent => Duration::from_millis(self.config.initial_rto_ms),
+                _ => self.pipe.rtt().rto(),
+            };
+            self.control.at = Some(now + base * backoff);
+            match self.state {
+                RxState::SynSent => self.outgoing.push_back(Outgoing::Syn),
+                RxState::Closing => self.outgoing.push_back(Outgoing::Fin),
+                _ => self.control.at = None,
+            }
+        }
+        if self.persist.at.is_some_and(|t| t <= now) {
+            // §3.3.4: probe the sender for request permission, backing off like TCP's persist.
+            self.persist.tries += 1;
+            let interval = self.pipe.rtt().rto() * (1u32 << self.persist.tries.min(6));
+            let interval = interval.min(Duration::from_millis(self.config.max_rto_ms));
+            self.persist.at = Some(now + interval);
+            self.outgoing.push_back(Outgoing::Probe);
+            self.stats.probes_sent += 1;
+        }
+        if self.next_status.is_some_and(|t| t <= now) {
+            self.next_status = None; // Requests are made in poll_transmit at this instant.
+        }
+        if self.state == RxState::Established && self.pipe.handle_timeout(now) {
+            // The cumulative request edge may itself have been lost: re-send it too.
+            self.outgoing.push_back(Outgoing::Cumulative);
+        }
+    }
+
+    /// Decides which requests to send now (§3.3.1, §3.3.3, §3.3.4).
+    fn make_requests(&mut self, now: Time) {
+        if self.state != RxState::Established || self.frozen.is_some() {
+            return;
+        }
+        if let Some(interval) = self.status_interval {
+            // RCP-STP: requests leave only at status instants.
+            if self.next_status.is_some() {
+                return;
+            }
+            self.next_status = Some(now + interval);
+        }
+        // Holes first, in pull mode (§3.3.1: "the pull mode only for retransmission").
+        while let Some((s, e)) = self.pipe.next_lost() {
+            if !self.pipe.has_room(e - s) {
+                break;
+            }
+            if self.buf.has(s, e) {
+                // Arrived after all (spurious hole): settle it without a request.
+                self.pipe.on_arrival(now, s, None);
+                continue;
+            }
+            self.pipe.on_requested(now, s, e);
+            let block = PullBlock {
+                id: self.next_pull_id,
+                start: s,
+                end: e,
+            };
+            self.next_pull_id = self.next_pull_id.wrapping_add(1).max(1);
+            self.recent_pulls.push_front(block);
+            self.recent_pulls.truncate(MAX_REQUEST_BLOCKS);
+            let (blocks, n) = self.blocks();
+            self.outgoing.push_back(Outgoing::Pull(blocks, n));
+        }
+        // New data in cumulative mode, within the window, the sender's window and the buffer.
+        let limit = self.range_end.min(self.snd_wnd);
+        let buffer_end = self
+            .buf
+            .read_point()
+            .saturating_add(self.config.recv_buffer);
+        let before = self.req_edge;
+        while self.req_edge < limit {
+            let end = (self.req_edge + self.mss).min(limit);
+            if end > buffer_end || !self.pipe.has_room(end - self.req_edge) {
+                break;
+            }
+            self.pipe.on_requested(now, self.req_edge, end);
+            self.req_edge = end;
+        }
+        let queued = self
+            .outgoing
+            .iter()
+            .any(|o| matches!(o, Outgoing::Cumulative));
+        if (self.req_edge > before || self.ack_pending) && !queued {
+            self.outgoing.push_back(Outgoing::Cumulative);
+        }
+        // Persist mode: blocked by the sender's window with nothing outstanding (§3.3.4).
+        let blocked = self.req_edge >= self.snd_wnd && self.req_edge < self.range_end;
+        if blocked && self.pipe.outstanding_units() == 0 {
+            if self.persist.at.is_none() {
+                self.persist = ControlTimer {
+                    at: Some(now + self.pipe.rtt().rto()),
+                    tries: 0,
+                };
+            }
+        } else {
+            self.persist = ControlTimer::default();
+        }
+    }
+
+    fn blocks(&self) -> ([PullBlock; MAX_REQUEST_BLOCKS], u8) {
+        let mut blocks = [PullBlock::default(); MAX_REQUEST_BLOCKS];
+        for (b, x) in blocks.iter_mut().zip(&self.recent_pulls) {
+            *b = *x;
+        }
+        (blocks, self.recent_pulls.len() as u8)
+    }
+
+    /// Writes the next request into `buf` (cleared first); returns its length, or `None`.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
+        if self.frozen.is_some() {
+            return None;
+        }
+        self.make_requests(now);
+        let out = self.outgoing.pop_front()?;
+        let (recent, nrecent) = self.blocks();
+        let deq = self.req_edge.saturating_sub(self.buf.rcv_nxt());
+        let mut req = Request {
+            conn_id: self.conn_id,
+            flags: Flags::default(),
+            mode: RequestMode::default(),
+            req: self.req_edge,
+            deq: u32::try_from(deq).unwrap_or(u32::MAX),
+            ts_val: micros(now).max(1),
+            ts_ecr: self.ts_recent,
+            nblocks: nrecent,
+            blocks: recent,
+            object: &[],
+        };
+        match out {
+            Outgoing::Syn => {
+                req.flags = Flags::SYN;
+                // A SYN carries the requested range start in `req` and our segment size in
+                // `deq` (docs/RCP.md, "Wire format").
+                req.deq = self.mss as u32;
+                req.nblocks = 0;
+                req.object = &self.object;
+            }
+            Outgoing::Cumulative => {}
+            Outgoing::Pull(blocks, n) => {
+                req.mode = RequestMode::PULL;
+                req.blocks = blocks;
+                req.nblocks = n;
+                self.stats.pulls_sent += 1;
+            }
+            Outgoing::Probe => req.mode = RequestMode::PROBE,
+            Outgoing::Fin => req.flags = Flags::FIN | Flags::ACK,
+        }
+        if !matches!(out, Outgoing::Syn) {
+            // As in TCP, every segment after the SYN carries ACK; the first one completes the
+            // handshake (§3.3.2).
+            req.flags.insert(Flags::ACK);
+            self.ack_pending = false;
+        }
+        buf.clear();
+        req.encode(buf);
+        self.stats.requests_sent += 1;
+        Some(buf.len())
+    }
+}

@@ -1,0 +1,210 @@
+//! Scenario tests of the RCP engine in virtual time: handshake and transfer, lost REQs in both
+//! modes, SEG.DEQ purging, persist mode, freeze/thaw.
+
+mod rcp_support;
+
+use std::time::Duration;
+
+use rcp_support::{object_bytes, Fate, Net};
+use roam_proto::rcp::{RcpCc, RcpConfig, RcpEvent, RxState, TxState};
+use roam_proto::Time;
+use roam_wire::{Data, Flags, Request, RequestMode};
+
+const DELAY: Duration = Duration::from_millis(20);
+
+fn secs(s: u64) -> Time {
+    Time::from_millis(s * 1000)
+}
+
+fn is_cumulative(b: &[u8]) -> bool {
+    Request::decode(b).is_ok_and(|r| r.flags == Flags::ACK && r.mode == RequestMode::default())
+}
+
+fn is_pull(b: &[u8]) -> bool {
+    Request::decode(b).is_ok_and(|r| r.mode.contains(RequestMode::PULL))
+}
+
+fn data_seq(b: &[u8]) -> Option<u64> {
+    Data::decode(b)
+        .ok()
+        .filter(|d| !d.payload.is_empty())
+        .map(|d| d.seq)
+}
+
+#[test]
+fn clean_transfer_delivers_the_object_and_tears_down() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 300_000, DELAY);
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(300_000));
+    assert!(net.done());
+    assert_eq!(net.rx.state(), RxState::Closed);
+    assert_eq!(net.tx.as_ref().map(|t| t.state()), Some(TxState::Closed));
+    assert_eq!(net.rx.pipe().stats().timeouts, 0);
+    assert!(matches!(
+        net.events[0],
+        RcpEvent::Connected {
+            object_len: Some(300_000)
+        }
+    ));
+}
+
+#[test]
+fn lost_cumulative_request_is_covered_by_the_next_one() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 200_000, DELAY);
+    let mut n = 0;
+    net.req_filter = Box::new(move |_, b| {
+        if is_cumulative(b) {
+            n += 1;
+            if n == 10 {
+                return Fate::Drop;
+            }
+        }
+        Fate::Deliver
+    });
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(200_000));
+    assert_eq!(net.rx.pipe().stats().timeouts, 0);
+    assert_eq!(net.rx.pipe().stats().rerequests, 0);
+}
+
+#[test]
+fn lost_pull_request_is_repaired_by_the_senders_cyclic_buffer() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 300_000, DELAY);
+    let mut dropped_data = false;
+    net.data_filter = Box::new(move |_, b| {
+        if data_seq(b) == Some(50_000) && !dropped_data {
+            dropped_data = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    let mut dropped_pull = false;
+    net.req_filter = Box::new(move |_, b| {
+        if is_pull(b) && !dropped_pull {
+            dropped_pull = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(300_000));
+    let tx = net.tx.as_ref().unwrap().stats();
+    assert_eq!(
+        tx.lost_pulls_repaired, 1,
+        "repaired from a later REQ's blocks"
+    );
+    assert_eq!(net.rx.pipe().stats().timeouts, 0);
+    assert_eq!(
+        net.rx.stats().pulls_sent,
+        1,
+        "the receiver did not have to pull again"
+    );
+}
+
+#[test]
+fn every_request_carries_the_three_most_recent_pulls() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 400_000, DELAY);
+    let lost = [100_000u64, 104_000, 108_000, 112_000];
+    let mut seen = Vec::new();
+    net.data_filter = Box::new(move |_, b| match data_seq(b) {
+        Some(s) if lost.contains(&s) && !seen.contains(&s) => {
+            seen.push(s);
+            Fate::Drop
+        }
+        _ => Fate::Deliver,
+    });
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(400_000));
+    let last_pull = net
+        .sent_requests
+        .iter()
+        .filter_map(|(_, b)| Request::decode(b).ok())
+        .rfind(|r| r.mode.contains(RequestMode::PULL))
+        .unwrap();
+    let starts: Vec<u64> = last_pull.blocks().iter().map(|b| b.start).collect();
+    assert_eq!(starts, vec![112_000, 108_000, 104_000]);
+}
+
+#[test]
+fn sender_purges_its_buffer_on_seg_deq() {
+    let config = RcpConfig {
+        max_window_segments: 20,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::default(), 1_000_000, DELAY);
+    net.run_until(Time::from_millis(400));
+    let tx = net.tx.as_ref().unwrap();
+    assert!(tx.snd_nxt() > 50_000);
+    assert!(tx.dequeued() > 0, "SEG.DEQ reported the in-order point");
+    assert!(
+        tx.dequeued() + tx.buffered_bytes() as u64 <= tx.snd_nxt(),
+        "nothing below the in-order point is kept"
+    );
+    assert!(tx.snd_nxt() > 100_000);
+    assert!(tx.buffered_bytes() <= 21_000, "at most a window is kept");
+}
+
+#[test]
+fn persist_mode_recovers_from_a_lost_window_update() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 100_000, DELAY);
+    // A data-limited source: only 10 kB are available at first.
+    net.sender_available = Some(10_000);
+    net.run_until(secs(3));
+    assert_eq!(net.rx.rcv_nxt(), 10_000);
+    assert!(net.rx.in_persist(), "blocked by the sender's window");
+    // More data becomes available; the unsolicited window update is lost.
+    let mut dropped = false;
+    net.data_filter = Box::new(move |_, b| {
+        let update = Data::decode(b).is_ok_and(|d| d.payload.is_empty() && d.flags == Flags::ACK);
+        if update && !dropped {
+            dropped = true;
+            return Fate::Drop;
+        }
+        Fate::Deliver
+    });
+    net.tx.as_mut().unwrap().set_available(None);
+    net.run_until(secs(60));
+    assert_eq!(net.delivered, object_bytes(100_000));
+    assert!(net.rx.stats().probes_sent >= 1);
+    assert!(net.done());
+}
+
+#[test]
+fn thaw_requests_exactly_the_holes() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 2_000_000, DELAY);
+    net.run_until(Time::from_millis(300));
+    net.rx.freeze(net.now);
+    let frozen_at = net.now;
+    let outstanding: Vec<(u64, u64)> = net.rx.pipe().outstanding().collect();
+    assert!(!outstanding.is_empty());
+    assert_eq!(net.rx.poll_timeout(), None, "timers frozen");
+    net.run_until(frozen_at + Duration::from_secs(2)); // Everything in transit is lost.
+    assert!(net.rx.pipe().outstanding().eq(outstanding.iter().copied()));
+    let before = net.sent_requests.len();
+    let holes = net.rx.thaw(net.now);
+    assert_eq!(holes, outstanding);
+    net.flush();
+    let pulled: Vec<(u64, u64)> = net.sent_requests[before..]
+        .iter()
+        .filter_map(|(_, b)| Request::decode(b).ok())
+        .filter(|r| r.mode.contains(RequestMode::PULL))
+        .map(|r| (r.blocks()[0].start, r.blocks()[0].end))
+        .collect();
+    assert_eq!(pulled, holes, "exactly the holes, in order");
+    net.run_until(secs(60));
+    assert_eq!(net.delivered, object_bytes(2_000_000));
+    assert_eq!(net.rx.pipe().stats().timeouts, 0);
+}
+
+#[test]
+fn rcp_stp_receiver_talks_to_the_same_sender() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::Stp, 300_000, DELAY);
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(300_000));
+    assert_eq!(net.rx.pipe().cc_name(), "stp");
+    let data = net.rx.stats().data_received;
+    assert!(
+        net.rx.stats().requests_sent * 3 < data,
+        "status requests, not per segment"
+    );
+}

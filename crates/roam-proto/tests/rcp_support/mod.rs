@@ -1,0 +1,218 @@
+//! A two-endpoint virtual-time network for RCP engine tests: one receiver, one sender, a
+//! fixed one-way delay, and per-direction filters that drop (or duplicate, or delay)
+//! datagrams.
+
+#![allow(dead_code)] // Each test binary uses part of the harness.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roam_proto::rcp::{ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender};
+use roam_proto::Time;
+use roam_wire::{ConnId, UNKNOWN_LENGTH};
+
+/// Objects held in memory.
+#[derive(Debug, Default)]
+pub struct MapStore(pub BTreeMap<Vec<u8>, Vec<u8>>);
+
+impl ObjectStore for MapStore {
+    fn object_len(&self, name: &[u8]) -> Option<u64> {
+        self.0.get(name).map(|v| v.len() as u64)
+    }
+    fn read(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
+        if let Some(v) = self.0.get(name) {
+            let a = (offset as usize).min(v.len());
+            let b = (a + len).min(v.len());
+            out.extend_from_slice(&v[a..b]);
+        }
+    }
+}
+
+/// Deterministic object contents.
+pub fn object_bytes(len: usize) -> Vec<u8> {
+    (0..len).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+/// What a filter decides for one datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Deliver after the link delay.
+    Deliver,
+    /// Drop.
+    Drop,
+    /// Deliver twice.
+    Duplicate,
+    /// Deliver after the link delay plus this much.
+    Delay(Duration),
+}
+
+/// A filter sees (now, datagram) and decides its fate.
+pub type Filter = Box<dyn FnMut(Time, &[u8]) -> Fate>;
+
+/// The network and both ends.
+pub struct Net {
+    pub now: Time,
+    pub delay: Duration,
+    pub rx: RcpReceiver,
+    pub tx: Option<RcpSender>,
+    pub store: Arc<MapStore>,
+    pub config: Arc<RcpConfig>,
+    /// Requests in flight to the sender: (arrival, seq, bytes).
+    to_tx: BTreeMap<(Time, u64), Vec<u8>>,
+    /// Data in flight to the receiver.
+    to_rx: BTreeMap<(Time, u64), Vec<u8>>,
+    seq: u64,
+    pub req_filter: Filter,
+    pub data_filter: Filter,
+    pub delivered: Vec<u8>,
+    pub events: Vec<RcpEvent>,
+    /// Every request the receiver sent, with its send time.
+    pub sent_requests: Vec<(Time, Vec<u8>)>,
+    /// Called when the sender is idle, for data-limited tests.
+    pub deliver_to_frozen: bool,
+    /// Data the sender's application makes available when it accepts (`None`: all).
+    pub sender_available: Option<u64>,
+}
+
+impl Net {
+    /// A receiver asking for the whole object `obj` of `len` bytes over a link of `delay`.
+    pub fn new(config: RcpConfig, cc: RcpCc, len: usize, delay: Duration) -> Net {
+        let mut store = MapStore::default();
+        store.0.insert(b"obj".to_vec(), object_bytes(len));
+        let config = Arc::new(config);
+        let rx = RcpReceiver::connect(
+            config.clone(),
+            cc,
+            ConnId(77),
+            b"obj",
+            (0, UNKNOWN_LENGTH),
+            Time::ZERO,
+        )
+        .expect("valid config");
+        Net {
+            now: Time::ZERO,
+            delay,
+            rx,
+            tx: None,
+            store: Arc::new(store),
+            config,
+            to_tx: BTreeMap::new(),
+            to_rx: BTreeMap::new(),
+            seq: 0,
+            req_filter: Box::new(|_, _| Fate::Deliver),
+            data_filter: Box::new(|_, _| Fate::Deliver),
+            delivered: Vec::new(),
+            events: Vec::new(),
+            sent_requests: Vec::new(),
+            deliver_to_frozen: false,
+            sender_available: None,
+        }
+    }
+
+    fn push(&mut self, to_sender: bool, bytes: Vec<u8>) {
+        let fate = if to_sender {
+            (self.req_filter)(self.now, &bytes)
+        } else {
+            (self.data_filter)(self.now, &bytes)
+        };
+        let at = self.now + self.delay;
+        let copies: Vec<Time> = match fate {
+            Fate::Deliver => vec![at],
+            Fate::Drop => vec![],
+            Fate::Duplicate => vec![at, at + Duration::from_micros(1)],
+            Fate::Delay(d) => vec![at + d],
+        };
+        for t in copies {
+            self.seq += 1;
+            let q = if to_sender {
+                &mut self.to_tx
+            } else {
+                &mut self.to_rx
+            };
+            q.insert((t, self.seq), bytes.clone());
+        }
+    }
+
+    /// Sends everything both ends have ready and lets the receiver's application read.
+    pub fn flush(&mut self) {
+        loop {
+            let mut progressed = false;
+            let mut buf = Vec::new();
+            while self.rx.poll_transmit(self.now, &mut buf).is_some() {
+                self.sent_requests.push((self.now, buf.clone()));
+                let b = std::mem::take(&mut buf);
+                self.push(true, b);
+                progressed = true;
+            }
+            if let Some(tx) = self.tx.as_mut() {
+                let mut out = Vec::new();
+                while tx.poll_transmit(self.now, &mut buf).is_some() {
+                    out.push(std::mem::take(&mut buf));
+                }
+                for b in out {
+                    self.push(false, b);
+                    progressed = true;
+                }
+            }
+            self.rx.read(&mut self.delivered, usize::MAX);
+            while let Some(ev) = self.rx.poll_event() {
+                self.events.push(ev);
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+
+    /// Runs until `until` or until nothing is pending.
+    pub fn run_until(&mut self, until: Time) {
+        self.flush();
+        loop {
+            let next_tx = self.to_tx.keys().next().map(|k| k.0);
+            let next_rx = self.to_rx.keys().next().map(|k| k.0);
+            let timer = self.rx.poll_timeout();
+            let Some(next) = [next_tx, next_rx, timer].into_iter().flatten().min() else {
+                break;
+            };
+            if next > until {
+                self.now = until;
+                break;
+            }
+            self.now = self.now.max(next);
+            if next_tx == Some(next) {
+                let Some((_, bytes)) = self.to_tx.pop_first() else {
+                    break;
+                };
+                match self.tx.as_mut() {
+                    Some(tx) => {
+                        let _ = tx.handle_datagram(self.now, &bytes);
+                    }
+                    None => {
+                        if let Ok(mut tx) =
+                            RcpSender::accept(&self.config, self.store.clone(), &bytes)
+                        {
+                            tx.set_available(self.sender_available);
+                            self.tx = Some(tx);
+                        }
+                    }
+                }
+            } else if next_rx == Some(next) {
+                let Some((_, bytes)) = self.to_rx.pop_first() else {
+                    break;
+                };
+                if !self.rx.is_frozen() || self.deliver_to_frozen {
+                    let _ = self.rx.handle_datagram(self.now, &bytes);
+                }
+            } else {
+                self.rx.handle_timeout(self.now);
+            }
+            self.flush();
+        }
+    }
+
+    /// True once the receiver has every byte and the teardown completed.
+    pub fn done(&self) -> bool {
+        self.events.contains(&RcpEvent::Closed)
+    }
+}
