@@ -10,5 +10,6 @@ pub use time::Time;
 pub mod cc;
 pub mod linkinfo;
 pub mod media;
+pub mod rcp;
 pub mod rtt;
 pub mod tcp;
