@@ -71,6 +71,16 @@ impl RttEstimator {
         self.min
     }
 
+    /// The estimator's unbounded timeout estimate `SRTT + max(G, 4·RTTVAR)` (RFC 6298 §2.3
+    /// without the 1 s floor and without backoff); the initial RTO before any sample. Used as
+    /// TCP-Probing's probe timer (tcp-probing.txt §3.1, see docs/DECISIONS.md).
+    pub fn timeout_estimate(&self) -> Duration {
+        match self.srtt {
+            None => self.initial_rto,
+            Some(srtt) => srtt + self.granularity.max(self.rttvar * 4),
+        }
+    }
+
     /// Current RTO including backoff, clamped to [min_rto, max_rto] (RFC 6298 §2.4–2.5).
     pub fn rto(&self) -> Duration {
         let base = match self.srtt {

@@ -1,8 +1,11 @@
 //! The registered reproductions, one module each.
 
+pub mod last_link;
+pub mod probing;
+
 use crate::Experiment;
 
 /// Every experiment, in the order `roam reproduce --list` shows them.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![]
+    vec![&probing::Probing, &last_link::LastLink]
 }

@@ -254,6 +254,25 @@ impl Scoreboard {
         }
     }
 
+    /// Marks the first outstanding segment lost and due for (another) retransmission, even if
+    /// it was already retransmitted (the end of a TCP-Probing cycle, which replaces the
+    /// retransmission a timeout would have made).
+    pub fn remark_first_lost(&mut self) {
+        let Some(s) = self.segs.front().copied() else {
+            return;
+        };
+        if s.sacked {
+            return;
+        }
+        self.unaccount(&s);
+        let mut t = s;
+        t.lost = true;
+        t.retransmitted = false;
+        self.segs[0] = t;
+        self.account(&t);
+        self.retx_hint = 0;
+    }
+
     /// True if the first outstanding segment is deemed lost.
     pub fn first_is_lost(&self) -> bool {
         self.segs.front().is_some_and(|s| s.lost && !s.sacked)

@@ -213,7 +213,10 @@ impl Sender {
     /// estimate current now (§3.1).
     fn start_probe_cycle(&mut self, trigger: ProbeTrigger) {
         let id = self.new_probe_id();
-        let timer = self.rtt.srtt().unwrap_or_else(|| self.rtt.rto());
+        // The RTT estimate current at the trigger, as a timeout: SRTT + max(G, 4·RTTVAR). A timer
+        // of exactly SRTT would expire before the answer to about every other probe and the
+        // exchange could never complete (docs/DECISIONS.md, "TCP-Probing").
+        let timer = self.rtt.timeout_estimate();
         let dupacks = if trigger == ProbeTrigger::DupAcks {
             self.dupacks
         } else {
@@ -276,7 +279,7 @@ impl Sender {
             // As after an RTO: everything outstanding is presumed lost (go-back-N).
             self.board.mark_all_lost();
         } else {
-            self.board.mark_first_lost();
+            self.board.remark_first_lost();
         }
         self.force_retransmit = true;
         self.recovery = Some(Recovery {
