@@ -89,7 +89,8 @@ impl LastLinkTuning {
     }
 
     /// §3.3: true when a detected loss should be treated as corruption (no window cut): the
-    /// heuristic is on, a PER was reported, and PLR = `retransmitted / transmitted` ≤ PER.
+    /// heuristic is on, a positive PER was reported, and PLR = `retransmitted / transmitted`
+    /// is not larger than PER.
     pub fn loss_is_wireless(&self, retransmitted: u64, transmitted: u64) -> bool {
         if !self.cfg.per {
             return false;
@@ -97,8 +98,13 @@ impl LastLinkTuning {
         let Some((_, per)) = self.report else {
             return false;
         };
+        // A reported PER of 0 excuses no loss (the literal "PLR not larger than PER" would
+        // treat the very first loss of a clean link as corruption).
+        if per <= 0.0 {
+            return false;
+        }
         if transmitted == 0 {
-            return per > 0.0;
+            return true;
         }
         let plr = retransmitted as f64 / transmitted as f64;
         plr <= per

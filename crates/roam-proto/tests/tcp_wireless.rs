@@ -1,0 +1,262 @@
+//! Scenario tests in virtual time for the wireless single-path mechanisms: TCP-ELN, the
+//! TCP-Probing probe cycle and the last-link PER heuristic.
+
+mod support;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use roam_proto::linkinfo::LinkInfo;
+use roam_proto::tcp::{LastLinkConfig, RecoveryMode, TcpConfig};
+use roam_wire::{ProbeKind, Segment};
+use support::{data, Pair};
+
+const MSS: usize = 1000;
+
+/// Byte offset (sequence number) of the `n`-th data segment (0-based; data starts at seq 1).
+fn seq_of(n: u64) -> u64 {
+    1 + n * MSS as u64
+}
+
+/// Drops the first transmission of the data segments starting at `seqs` (client → server) and
+/// returns the dropped datagrams, so that a test can report them as corrupted.
+fn drop_once(pair: &mut Pair, seqs: &[u64]) -> Rc<RefCell<Vec<Vec<u8>>>> {
+    let dropped = Rc::new(RefCell::new(Vec::new()));
+    let mut pending: Vec<u64> = seqs.to_vec();
+    let sink = Rc::clone(&dropped);
+    pair.drop_filter = Some(Box::new(move |to_server, bytes| {
+        if !to_server {
+            return true;
+        }
+        let Ok(seg) = Segment::decode(bytes) else {
+            return true;
+        };
+        if seg.payload.is_empty() {
+            return true;
+        }
+        if let Some(i) = pending.iter().position(|&s| s == seg.seq) {
+            pending.remove(i);
+            sink.borrow_mut().push(bytes.to_vec());
+            return false;
+        }
+        true
+    }));
+    dropped
+}
+
+/// Runs a transfer, reporting every dropped datagram to the server as a wireless corruption
+/// (what the simulator's `Agent::on_corrupted` does).
+fn transfer_reporting(pair: &mut Pair, payload: &[u8], dropped: &Rc<RefCell<Vec<Vec<u8>>>>) {
+    let mut off = 0;
+    let mut closed = false;
+    let end = roam_proto::Time::from_secs_f64(120.0);
+    while pair.now < end {
+        if off < payload.len() {
+            off += pair.client.write(&payload[off..]);
+        } else if !closed {
+            pair.client.close();
+            closed = true;
+        }
+        if !pair.step() {
+            break;
+        }
+        let now = pair.now;
+        if let Some(server) = pair.server.as_mut() {
+            for d in dropped.borrow_mut().drain(..) {
+                server.handle_corrupted(now, &d);
+            }
+        }
+        if closed && pair.client.is_closed() && pair.server.as_ref().is_some_and(|s| s.is_closed())
+        {
+            break;
+        }
+    }
+}
+
+fn eln_config(sack: bool, eln: bool) -> TcpConfig {
+    TcpConfig {
+        sack,
+        eln,
+        initial_window: 4,
+        ..TcpConfig::default()
+    }
+}
+
+fn eln_run(sack: bool, eln: bool) -> (Pair, Vec<u8>) {
+    let mut pair = Pair::new(eln_config(sack, eln), 3);
+    let payload = data(200 * MSS, 9);
+    let dropped = drop_once(&mut pair, &[seq_of(60)]);
+    transfer_reporting(&mut pair, &payload, &dropped);
+    (pair, payload)
+}
+
+#[test]
+fn eln_marked_loss_leaves_cwnd_unchanged_in_sack_and_newreno_modes() {
+    for sack in [true, false] {
+        let (pair, payload) = eln_run(sack, true);
+        assert_eq!(pair.received, payload, "sack={sack}: stream intact");
+        let s = pair.client.stats().sender;
+        assert_eq!(s.recoveries, 1, "sack={sack}: one recovery");
+        assert_eq!(
+            s.wireless_recoveries, 1,
+            "sack={sack}: classified as wireless"
+        );
+        assert_eq!(s.timeouts, 0, "sack={sack}");
+        // No congestion response: ssthresh was never set, cwnd kept growing.
+        assert_eq!(pair.client.sender().ssthresh(), u64::MAX, "sack={sack}");
+
+        // Without ELN the same loss halves the window.
+        let (pair, payload) = eln_run(sack, false);
+        assert_eq!(pair.received, payload);
+        let s = pair.client.stats().sender;
+        assert_eq!(s.wireless_recoveries, 0);
+        assert!(
+            pair.client.sender().ssthresh() < u64::MAX,
+            "sack={sack}: halved"
+        );
+    }
+}
+
+#[test]
+fn a_lost_probe_restarts_the_cycle_with_a_new_id() {
+    let cfg = TcpConfig {
+        sack: false,
+        recovery: RecoveryMode::Probing,
+        initial_window: 4,
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 5);
+    let payload = data(120 * MSS, 4);
+    // Drop data segment 40 once (three dup-ACKs start a cycle) and the first PROBE1.
+    let probe1_ids = Rc::new(RefCell::new(Vec::new()));
+    let ids = Rc::clone(&probe1_ids);
+    let mut data_dropped = false;
+    let mut probe_dropped = false;
+    pair.drop_filter = Some(Box::new(move |to_server, bytes| {
+        let Ok(seg) = Segment::decode(bytes) else {
+            return true;
+        };
+        if to_server && !data_dropped && seg.seq == seq_of(40) && !seg.payload.is_empty() {
+            data_dropped = true;
+            return false;
+        }
+        if let Some(p) = seg.options.probe {
+            if p.kind == ProbeKind::Probe1 {
+                ids.borrow_mut().push(p.id);
+                if !probe_dropped {
+                    probe_dropped = true;
+                    return false;
+                }
+            }
+            // Probes are header-only.
+            assert!(seg.payload.is_empty());
+        }
+        true
+    }));
+    pair.transfer(&payload, 120.0);
+    assert_eq!(pair.received, payload, "stream intact");
+    let s = pair.client.stats().sender;
+    assert!(s.probe_cycles >= 1, "a probe cycle ran");
+    assert!(
+        s.probe_restarts >= 1,
+        "the lost PROBE1 restarted the exchange"
+    );
+    let ids = probe1_ids.borrow();
+    assert!(ids.len() >= 2, "PROBE1 sent again: {ids:?}");
+    assert_ne!(ids[0], ids[1], "the restarted exchange uses a new id");
+    assert_eq!(
+        s.probe_immediate + s.probe_gentle + s.probe_backoffs,
+        s.probe_cycles,
+        "every cycle ended in a decision"
+    );
+}
+
+#[test]
+fn probing_sends_no_data_during_the_cycle_and_recovers() {
+    let cfg = TcpConfig {
+        sack: false,
+        recovery: RecoveryMode::Probing,
+        initial_window: 4,
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 6);
+    let payload = data(300 * MSS, 2);
+    pair.fwd.loss = 0.02;
+    pair.rev.loss = 0.02;
+    pair.transfer(&payload, 600.0);
+    assert_eq!(
+        pair.received, payload,
+        "every byte once, in order, unchanged"
+    );
+    assert!(pair.client.stats().sender.probe_cycles > 0);
+}
+
+fn per_run(drops: &[u64], per: f64) -> Pair {
+    let cfg = TcpConfig {
+        sack: false,
+        report_link_info: true,
+        initial_window: 4,
+        last_link: LastLinkConfig {
+            per: true,
+            ..LastLinkConfig::default()
+        },
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 7);
+    pair.delay = Duration::from_millis(10);
+    let payload = data(400 * MSS, 3);
+    let _ = drop_once(&mut pair, drops);
+    // Let the handshake finish, then the receiver learns its link's PER and reports it.
+    let mut off = pair.client.write(&payload);
+    while pair.server.is_none() && pair.step() {}
+    let info = LinkInfo {
+        wireless: true,
+        per,
+        bandwidth_bps: 10_000_000,
+        up: true,
+        ..LinkInfo::default()
+    };
+    let now = pair.now;
+    pair.server
+        .as_mut()
+        .expect("accepted")
+        .set_link_info(now, info);
+    let end = roam_proto::Time::from_secs_f64(200.0);
+    let mut closed = false;
+    while pair.now < end {
+        if off < payload.len() {
+            off += pair.client.write(&payload[off..]);
+        } else if !closed {
+            pair.client.close();
+            closed = true;
+        }
+        if !pair.step() {
+            break;
+        }
+    }
+    assert_eq!(pair.received, payload, "stream intact");
+    pair
+}
+
+#[test]
+fn per_heuristic_keeps_the_window_while_plr_is_below_per() {
+    let pair = per_run(&[seq_of(150)], 0.01);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.recoveries, 1);
+    assert_eq!(s.wireless_recoveries, 1, "PLR 0 <= PER 1 %: no back-off");
+    assert_eq!(pair.client.sender().ssthresh(), u64::MAX);
+}
+
+#[test]
+fn per_heuristic_backs_off_when_plr_exceeds_per() {
+    // The second loss comes when PLR = 1 retransmission / ~60 segments ≈ 1.6 % > PER 0.5 %.
+    let pair = per_run(&[seq_of(20), seq_of(60)], 0.005);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.recoveries, 2, "{s:?}");
+    assert_eq!(
+        s.wireless_recoveries, 1,
+        "first loss excused, second not: {s:?}"
+    );
+    assert!(pair.client.sender().ssthresh() < u64::MAX, "backed off");
+}
