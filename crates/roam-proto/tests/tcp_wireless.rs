@@ -260,3 +260,57 @@ fn per_heuristic_backs_off_when_plr_exceeds_per() {
     );
     assert!(pair.client.sender().ssthresh() < u64::MAX, "backed off");
 }
+
+#[test]
+fn gentle_recovery_lands_between_half_and_full_previous_window() {
+    let cfg = TcpConfig {
+        sack: false,
+        recovery: RecoveryMode::Probing,
+        initial_window: 4,
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 8);
+    let payload = data(1000 * MSS, 5);
+    // Cycle 1 on a 20 ms path sets bestprtt; cycle 2 on a 200 ms path sets worstprtt (and, its
+    // RTTs rising, ends in Slow Start); cycle 3 on a 150 ms path: acprtt falls to just above
+    // this cycle's samples, right of (best + worst)/2, so both samples are below acprtt and the
+    // sender recovers gently (tcp-probing.txt §3.2).
+    let _ = drop_once(&mut pair, &[seq_of(30), seq_of(300), seq_of(700)]);
+    let mut off = 0;
+    let mut old_cwnd = None;
+    let mut gentle = None;
+    let end = roam_proto::Time::from_secs_f64(300.0);
+    while pair.now < end && gentle.is_none() {
+        if off < payload.len() {
+            off += pair.client.write(&payload[off..]);
+        }
+        let before = pair.client.stats().sender;
+        let cwnd_before = pair.client.sender().cwnd();
+        if !pair.step() {
+            break;
+        }
+        let after = pair.client.stats().sender;
+        if after.probe_cycles > before.probe_cycles {
+            old_cwnd = Some(cwnd_before);
+        }
+        if after.probe_gentle > before.probe_gentle {
+            gentle = Some(pair.client.sender().cwnd());
+        }
+        let una = pair.client.sender().snd_una();
+        pair.delay = Duration::from_millis(if una > seq_of(500) {
+            150
+        } else if una > seq_of(150) {
+            200
+        } else {
+            20
+        });
+    }
+    let s = pair.client.stats().sender;
+    let old = old_cwnd.expect("a cycle ran");
+    let new = gentle.unwrap_or_else(|| panic!("no Gentle Recovery: {s:?}"));
+    assert!(
+        new >= old / 2 && new <= old,
+        "Gentle window {new} outside [{}, {old}]",
+        old / 2
+    );
+}

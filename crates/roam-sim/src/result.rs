@@ -62,6 +62,27 @@ pub struct FlowResult {
     /// both transport layers transmitted and Original the bytes delivered to the application.
     /// Zero when nothing was delivered.
     pub overhead_pct: f64,
+    /// Media flows only: per-packet delay and jitter measured at the receiver. Not serialised
+    /// (the CLI's flat CSV rows need one shape for every flow); read it from the struct.
+    #[serde(skip)]
+    pub media: Option<MediaResult>,
+}
+
+/// Delay and jitter of a media flow's packets, measured at the receiver (atl.txt §V-B3).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+pub struct MediaResult {
+    /// Media packets sent by the source.
+    pub packets_sent: u64,
+    /// Media packets received.
+    pub packets_received: u64,
+    /// Mean one-way delay (s).
+    pub mean_delay_s: f64,
+    /// Mean per-packet jitter |d_i − d_{i−1}| over consecutive received packets (s).
+    pub mean_jitter_s: f64,
+    /// Largest per-packet jitter (s).
+    pub max_jitter_s: f64,
+    /// RFC 3550 interarrival jitter estimate at the end of the run (s).
+    pub rfc3550_jitter_s: f64,
 }
 
 /// Counters of one link direction.

@@ -11,7 +11,7 @@ use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
-use crate::scenario::{tcp, EventAction, FlowKind, NodeKind, Scenario};
+use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
 use crate::world::{out_dir, Routing};
 
@@ -123,6 +123,19 @@ impl<'s> Runner<'s> {
                         receiver_port: receiver_port(i),
                         peer,
                         size: f.size,
+                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                    },
+                ),
+                FlowKind::Media(setup) => media::agents(
+                    setup,
+                    &media::MediaEnds {
+                        flow,
+                        sender_iface: IfaceIdx(f.from_iface),
+                        sender_port: sender_port(i),
+                        receiver_iface: IfaceIdx(f.to_iface),
+                        receiver_port: receiver_port(i),
+                        peer,
+                        stop: f.stop.map(|d| Time::ZERO + d),
                         conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
                     },
                 ),

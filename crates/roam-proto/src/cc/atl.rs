@@ -16,6 +16,11 @@
 //!   one per retransmission timeout;
 //!
 //! and p = lost / (delivered + lost) over the sliding window τ = 10·RTT. See docs/ATL.md.
+//!
+//! # What β applies to
+//! β is the decrease of the AIMD phase. A loss that ends slow start, and a retransmission
+//! timeout, keep TCP's ½ (RFC 5681): with β = 0.85 after a slow-start overshoot the queue stays
+//! full, retransmissions are dropped again and the connection falls into a timeout cycle.
 
 pub mod adapter;
 pub mod formulas;
@@ -144,7 +149,16 @@ impl CongestionController for TcpAtl {
         self.repair_ending = false;
         self.count_loss_signal(ev.now);
         match ev.cause {
-            LossCause::DupAcks => self.window.on_loss(ev.in_flight, self.adapter.params()),
+            LossCause::DupAcks => {
+                // β is the decrease of the AIMD phase. A loss that ends slow start (which
+                // doubles per RTT, so up to half the window is excess) gets TCP's ½.
+                let p = if self.window.in_slow_start() {
+                    Aimd::TCP
+                } else {
+                    self.adapter.params()
+                };
+                self.window.on_loss(ev.in_flight, p);
+            }
             // A loss the receiver marked as wireless counts in p but is not congestion.
             LossCause::WirelessEln => {}
         }
@@ -155,8 +169,12 @@ impl CongestionController for TcpAtl {
         self.repair_ending = false;
         self.precounted = 0.0;
         self.adapter.record(now, 0.0, 1.0);
-        let p = self.adapter.recompute(now);
-        self.window.on_timeout(in_flight, p);
+        self.adapter.recompute(now);
+        // The retransmission timeout is TCP's, inherited unchanged (atl.txt §IV-A: TCP-ATL
+        // "inherits well-established TCP functionalities"): ssthresh = FlightSize/2 (RFC 5681
+        // eq. 4). β applies to the AIMD decrease on a detected loss. With β = 0.85 here, slow
+        // start after the timeout would again overshoot the window that just collapsed.
+        self.window.on_timeout(in_flight, Aimd::TCP);
     }
 
     fn on_recovery_end(&mut self, _now: Time) {
@@ -251,11 +269,29 @@ mod tests {
         }
         cc.on_local_link(Time::ZERO, &wireless(0.02, 50));
         cc.on_delivered(&delivered(1, 500_000, 0, false));
-        cc.on_loss(&loss(2, 20_000));
+        cc.on_loss(&loss(2, 40_000));
+        cc.on_recovery_end(Time::from_millis(3));
+        cc.on_delivered(&delivered(3, 1000, 0, false));
+        // In congestion avoidance now: the hop's β applies.
+        cc.on_loss(&loss(4, 20_000));
         let p = cc.params();
         assert_eq!(p.beta, 0.80);
         assert!(p.alpha > 1.0, "{p:?}");
         assert_eq!(cc.window(), 16_000);
+    }
+
+    #[test]
+    fn loss_ending_slow_start_halves_even_on_a_wireless_hop() {
+        let mut cc = TcpAtl::new(1000, 10);
+        for _ in 0..10 {
+            cc.on_rtt_sample(Time::ZERO, Duration::from_millis(120), Duration::ZERO);
+        }
+        cc.on_local_link(Time::ZERO, &wireless(0.02, 50));
+        cc.on_delivered(&delivered(1, 500_000, 0, false));
+        // Still in slow start (no ssthresh yet): TCP's ½, whatever β the hop calls for.
+        cc.on_loss(&loss(2, 40_000));
+        assert_eq!(cc.window(), 20_000);
+        assert_eq!(cc.params().beta, 0.80);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Agents that run on simulated hosts.
 
+pub mod media;
 pub mod pattern;
 pub mod tcp;
 pub mod udp;

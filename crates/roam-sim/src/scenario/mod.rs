@@ -4,6 +4,7 @@
 
 mod error;
 mod fields;
+pub(crate) mod media;
 pub(crate) mod tcp;
 mod template;
 pub mod units;
@@ -191,6 +192,8 @@ pub enum FlowKind {
         /// Datagram payload size.
         packet_size: u32,
     },
+    /// A rate-controlled media flow: RCP-ATL or the plain rate AIMD baseline (atl.txt §IV-B).
+    Media(media::MediaSetup),
     /// Pareto on/off UDP (ns-2 style).
     Pareto {
         /// Sending rate during bursts.
@@ -213,6 +216,7 @@ impl FlowKind {
             FlowKind::Tcp(_) => "tcp",
             FlowKind::Cbr { .. } => "cbr",
             FlowKind::Pareto { .. } => "pareto",
+            FlowKind::Media(_) => "media",
         }
     }
 
@@ -220,6 +224,7 @@ impl FlowKind {
     pub fn cc(&self) -> &str {
         match self {
             FlowKind::Tcp(t) => &t.cc,
+            FlowKind::Media(m) => m.kind.name(),
             _ => "",
         }
     }
@@ -827,6 +832,10 @@ fn parse_flow(
     let on = f.get::<Duration>("on_time")?;
     let off = f.get::<Duration>("off_time")?;
     let shape = f.get::<f64>("shape")?;
+    let service = f.get::<String>("service")?;
+    if service.is_some() && protocol != "atl" {
+        return Err(f.err("service", format!("not used by protocol {protocol:?}")));
+    }
     let udp_only = |f: &Fields, present: bool, key: &str| {
         if present {
             Err(f.err(key, format!("not used by protocol {protocol:?}")))
@@ -880,10 +889,38 @@ fn parse_flow(
                 }
             }
         }
+        "media" | "atl" => {
+            udp_only(&f, on.is_some(), "on_time")?;
+            udp_only(&f, off.is_some(), "off_time")?;
+            udp_only(&f, shape.is_some(), "shape")?;
+            let service = if protocol == "atl" {
+                media::service(service.as_deref()).map_err(|e| f.err_entry(e))?
+            } else {
+                roam_proto::media::ServiceType::Media
+            };
+            if service == roam_proto::media::ServiceType::Reliable {
+                // atl.txt §IV: reliable data runs TCP-ATL; the wireless end reports its link.
+                udp_only(&f, rate.is_some(), "rate")?;
+                udp_only(&f, packet_size.is_some(), "packet_size")?;
+                udp_only(&f, duration.is_some(), "duration")?;
+                let mut setup = tcp::parse(cc.or(Some("atl".into())), tcp_table)
+                    .map_err(|e| f.err_entry(e))?;
+                std::sync::Arc::make_mut(&mut setup.config).report_link_info = true;
+                FlowKind::Tcp(setup)
+            } else {
+                udp_only(&f, tcp_table.is_some(), "tcp")?;
+                udp_only(&f, size.is_some(), "size")?;
+                FlowKind::Media(
+                    media::parse(cc.as_deref(), packet_size, rate).map_err(|e| f.err_entry(e))?,
+                )
+            }
+        }
         other => {
             return Err(f.err(
                 "protocol",
-                format!("expected \"tcp\", \"cbr\" or \"pareto\", got {other:?}"),
+                format!(
+                    "expected \"tcp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
+                ),
             ))
         }
     };

@@ -35,6 +35,11 @@ impl AimdWindow {
         self.cwnd / self.mss
     }
 
+    /// True below ssthresh (slow start).
+    pub fn in_slow_start(&self) -> bool {
+        (self.cwnd as u64) < self.ssthresh
+    }
+
     /// Slow-start threshold in bytes.
     pub fn ssthresh(&self) -> u64 {
         self.ssthresh
@@ -48,7 +53,7 @@ impl AimdWindow {
             return;
         }
         let bytes = bytes as f64;
-        if (self.cwnd as u64) < self.ssthresh {
+        if self.in_slow_start() {
             // RFC 5681 §3.1: cwnd += min(N, SMSS) per ACK.
             self.cwnd += bytes.min(self.mss);
         } else {

@@ -1,0 +1,233 @@
+//! Media flow agents (RCP-ATL and the plain rate AIMD baseline): a source that sends at the
+//! allowed rate S(t) for as long as the flow runs (an adaptive encoder that always follows S(t)),
+//! and a sink that verifies every packet's bytes, measures delay and jitter and answers with
+//! receiver reports. Both hand their host's link facts to the engine (the wireless end's
+//! p_w/d_w/handoffs).
+
+use roam_proto::media::{MediaConfig, MediaReceiver, MediaSender, RateKind};
+use roam_proto::Time;
+use roam_wire::ConnId;
+
+use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
+use crate::result::MediaResult;
+
+/// Where a media flow's source lives and what it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct MediaSourceParams {
+    /// The flow.
+    pub flow: FlowIdx,
+    /// Engine configuration.
+    pub config: MediaConfig,
+    /// Rate controller.
+    pub kind: RateKind,
+    /// Local interface.
+    pub iface: IfaceIdx,
+    /// Local port.
+    pub local_port: u16,
+    /// The sink.
+    pub peer: SockAddr,
+    /// Stop sending at this time, if set.
+    pub stop: Option<Time>,
+    /// Seed for the connection id.
+    pub conn_seed: u64,
+}
+
+/// Builds the sending end of a media flow.
+pub fn media_source(p: MediaSourceParams) -> Box<dyn Agent> {
+    Box::new(MediaSourceAgent { p, engine: None })
+}
+
+/// Builds the receiving end of a media flow.
+pub fn media_sink(
+    flow: FlowIdx,
+    config: MediaConfig,
+    iface: IfaceIdx,
+    local_port: u16,
+) -> Box<dyn Agent> {
+    Box::new(MediaSinkAgent {
+        flow,
+        iface,
+        local_port,
+        engine: MediaReceiver::new(config.report_link_info),
+        peer: None,
+    })
+}
+
+fn send(
+    ctx: &mut dyn NetCtx,
+    flow: FlowIdx,
+    iface: IfaceIdx,
+    src_port: u16,
+    dst: SockAddr,
+    payload: Vec<u8>,
+) {
+    let Some(addr) = ctx.local_addr(iface) else {
+        return;
+    };
+    let c = ctx.counters(flow);
+    c.datagrams_sent += 1;
+    c.transport_bytes_sent += payload.len() as u64;
+    ctx.send(
+        iface,
+        Packet {
+            src: SockAddr {
+                addr,
+                port: src_port,
+            },
+            dst,
+            payload,
+            flow: Some(flow),
+        },
+    );
+}
+
+struct MediaSourceAgent {
+    p: MediaSourceParams,
+    engine: Option<MediaSender>,
+}
+
+impl MediaSourceAgent {
+    fn stopped(&self, now: Time) -> bool {
+        self.p.stop.is_some_and(|s| now >= s)
+    }
+
+    fn flush(&mut self, ctx: &mut dyn NetCtx) {
+        let now = ctx.now();
+        if self.stopped(now) {
+            return;
+        }
+        let Some(engine) = self.engine.as_mut() else {
+            return;
+        };
+        loop {
+            let mut buf = Vec::with_capacity(self.p.config.packet_size as usize + 64);
+            if engine.poll_transmit(now, &mut buf).is_none() {
+                break;
+            }
+            send(
+                ctx,
+                self.p.flow,
+                self.p.iface,
+                self.p.local_port,
+                self.p.peer,
+                buf,
+            );
+        }
+        // The adaptive encoder follows S(t); the events are the rate it is told.
+        while engine.poll_event().is_some() {}
+        let sent = engine.stats().packets_sent;
+        let c = ctx.counters(self.p.flow);
+        c.media
+            .get_or_insert_with(MediaResult::default)
+            .packets_sent = sent;
+    }
+}
+
+impl Agent for MediaSourceAgent {
+    fn start(&mut self, ctx: &mut dyn NetCtx) {
+        let id = ConnId(self.p.conn_seed ^ rand::RngCore::next_u64(ctx.rng()));
+        let mut engine = MediaSender::new(self.p.config, self.p.kind, id);
+        if let Some(info) = ctx.link_info(self.p.iface) {
+            engine.set_link_info(ctx.now(), info);
+        }
+        self.engine = Some(engine);
+        self.flush(ctx);
+    }
+
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        if let Some(e) = self.engine.as_mut() {
+            let _ = e.handle_datagram(ctx.now(), &packet.payload);
+        }
+        self.flush(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
+        if let Some(e) = self.engine.as_mut() {
+            e.handle_timeout(ctx.now());
+        }
+        self.flush(ctx);
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        let t = self.engine.as_ref()?.poll_timeout()?;
+        match self.p.stop {
+            Some(s) if t >= s => None,
+            _ => Some(t),
+        }
+    }
+
+    fn sample(&self) -> AgentSample {
+        AgentSample {
+            // The allowed rate expressed as bytes per RTT is not meaningful; report S(t) in
+            // bytes per second in the window column.
+            cwnd_bytes: self.engine.as_ref().map(|e| (e.rate_bps() / 8.0) as u64),
+            seq: None,
+        }
+    }
+
+    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+        if iface != self.p.iface {
+            return;
+        }
+        if let (Some(e), Some(info)) = (self.engine.as_mut(), ctx.link_info(iface)) {
+            e.set_link_info(ctx.now(), info);
+        }
+    }
+}
+
+struct MediaSinkAgent {
+    flow: FlowIdx,
+    iface: IfaceIdx,
+    local_port: u16,
+    engine: MediaReceiver,
+    peer: Option<SockAddr>,
+}
+
+impl Agent for MediaSinkAgent {
+    fn start(&mut self, ctx: &mut dyn NetCtx) {
+        if let Some(info) = ctx.link_info(self.iface) {
+            self.engine.set_link_info(ctx.now(), info);
+        }
+    }
+
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        let now = ctx.now();
+        let before = self.engine.stats();
+        if self.engine.handle_datagram(now, &packet.payload).is_err() {
+            return;
+        }
+        let peer = *self.peer.get_or_insert(packet.src);
+        let s = self.engine.stats();
+        let c = ctx.counters(self.flow);
+        c.bytes_delivered += s.bytes - before.bytes;
+        c.integrity_errors += s.integrity_errors - before.integrity_errors;
+        let m = c.media.get_or_insert_with(MediaResult::default);
+        m.packets_received = s.packets;
+        m.mean_delay_s = s.delay.mean_delay_s();
+        m.mean_jitter_s = s.delay.mean_jitter_s();
+        m.max_jitter_s = s.delay.jitter_max_s;
+        m.rfc3550_jitter_s = s.delay.rfc3550_jitter_s;
+        loop {
+            let mut buf = Vec::with_capacity(96);
+            if self.engine.poll_transmit(now, &mut buf).is_none() {
+                break;
+            }
+            send(ctx, self.flow, self.iface, self.local_port, peer, buf);
+        }
+    }
+
+    fn on_timer(&mut self, _ctx: &mut dyn NetCtx) {}
+
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+        if iface != self.iface {
+            return;
+        }
+        if let Some(info) = ctx.link_info(iface) {
+            self.engine.set_link_info(ctx.now(), info);
+        }
+    }
+}
