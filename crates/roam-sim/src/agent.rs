@@ -62,6 +62,8 @@ pub struct FlowCounters {
     pub transport_bytes_sent: u64,
     /// Delivered bytes that differ from what the sender wrote (must stay zero).
     pub integrity_errors: u64,
+    /// Radio time of the receiver's interface, when metered (energy accounting).
+    pub radio: Option<crate::energy::RadioMeter>,
     /// Delay and jitter of a media flow (RCP-ATL / rate AIMD), set by its receiver.
     pub media: Option<crate::result::MediaResult>,
 }

@@ -14,6 +14,7 @@
 
 pub mod agent;
 pub mod agents;
+pub mod energy;
 mod event;
 pub mod link;
 mod metrics;

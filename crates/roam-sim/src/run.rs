@@ -11,6 +11,7 @@ use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
+use crate::scenario::rcp;
 use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
 use crate::world::{out_dir, Routing};
@@ -113,6 +114,28 @@ impl<'s> Runner<'s> {
                 port: receiver_port(i),
             };
             let (sender, receiver) = match &f.kind {
+                FlowKind::Rcp(setup) => {
+                    let mut setup = setup.clone();
+                    setup.energy = setup.energy.or(f.energy);
+                    rcp::agents(
+                        &setup,
+                        &rcp::RcpEnds {
+                            flow,
+                            sender_iface: IfaceIdx(f.from_iface),
+                            sender_port: sender_port(i),
+                            sender_addr: SockAddr {
+                                addr: net.routing.addr(f.from, f.from_iface),
+                                port: sender_port(i),
+                            },
+                            receiver_iface: IfaceIdx(f.to_iface),
+                            receiver_port: receiver_port(i),
+                            start: Time::ZERO + f.start,
+                            size: f.size,
+                            conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                            header_overhead: s.run.header_overhead,
+                        },
+                    )
+                }
                 FlowKind::Tcp(setup) => tcp::agents(
                     setup,
                     &tcp::TcpEnds {
@@ -177,6 +200,16 @@ impl<'s> Runner<'s> {
                     (src, udp::udp_sink(flow, f.size))
                 }
             };
+            let receiver = match (&f.kind, f.energy) {
+                (FlowKind::Rcp(_), _) | (_, None) => receiver,
+                (_, Some(model)) => crate::energy::metered(
+                    receiver,
+                    flow,
+                    IfaceIdx(f.to_iface),
+                    model,
+                    s.run.header_overhead,
+                ),
+            };
             let rx = agents.len() as u32;
             agents.push(AgentSlot {
                 agent: receiver,
@@ -195,7 +228,8 @@ impl<'s> Runner<'s> {
                 flow: i as u32,
             });
             net.nodes[f.from].ports.push((sender_port(i), tx));
-            senders.push(tx);
+            // RCP's congestion window and progress live at the receiver.
+            senders.push(if matches!(f.kind, FlowKind::Rcp(_)) { rx } else { tx });
             net.events.push(Time::ZERO, EventKind::AgentStart(rx));
             starts.push((Time::ZERO + f.start, tx));
         }

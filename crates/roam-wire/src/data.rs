@@ -1,14 +1,18 @@
 //! RCP data (DATA), sender → receiver (rcp-r2cp.txt §3.2–3.3).
 //!
 //! ```text
-//! common header (12; flags SYN/ACK/FIN/RST) | seq u64 | window u64 | object_len u64 |
-//! ts_val u32 | ts_ecr u32 | pull_id u32 | payload (rest of datagram)
+//! common header (12; flags SYN/ACK/FIN/RST) | seq u64 | window u64 | ts_val u32 |
+//! ts_ecr u32 | pull_id u32 | ext u8 | [object_len u64 if ext bit 0] | payload (rest)
 //! ```
+//! A data segment is 41 bytes before its payload, exactly as long as the TCP segment
+//! (`SEGMENT_FIXED_LEN`): RCP is a TCP clone, and equal wire sizes keep comparisons between
+//! the two free of packet-size effects at drop-tail queues (see `docs/RCP.md`).
 //! * `seq` is the object offset of the first payload byte (object offsets are the sequence
 //!   space: any sender holding the object serves any range).
 //! * `window` (SND.WND) is the highest object offset the receiver may request: the sender's
 //!   reverse flow control (§3.3.4).
-//! * `object_len` is the object's length ([`UNKNOWN_LENGTH`] for an unbounded source).
+//! * `object_len` is the object's length ([`UNKNOWN_LENGTH`] for an unbounded source); it
+//!   rides only when `ext` bit 0 is set (the sender sets it on SYN+ACK and window updates).
 //! * `ts_ecr` echoes the timestamp of the REQ that asked for this data, so the receiver takes
 //!   unambiguous RTT samples even for re-requested data.
 //! * `pull_id` is the pull serial number this segment answers (0 for cumulative-mode data).
@@ -16,8 +20,11 @@
 use crate::reader::Reader;
 use crate::{ConnId, DecodeError, Flags, Header, PacketType, HEADER_LEN};
 
-/// Bytes of a data datagram before its payload.
-pub const DATA_FIXED_LEN: usize = HEADER_LEN + 8 + 8 + 8 + 4 + 4 + 4;
+/// Bytes of a data datagram before its payload (without the optional object length).
+pub const DATA_FIXED_LEN: usize = HEADER_LEN + 8 + 8 + 4 + 4 + 4 + 1;
+
+/// `ext` bit: an object length follows.
+const EXT_OBJECT_LEN: u8 = 1;
 
 /// `object_len` of an object without a known end (an unbounded bulk source).
 pub const UNKNOWN_LENGTH: u64 = u64::MAX;
@@ -33,8 +40,8 @@ pub struct Data<'a> {
     pub seq: u64,
     /// SND.WND: highest offset the receiver may request.
     pub window: u64,
-    /// Object length, or [`UNKNOWN_LENGTH`].
-    pub object_len: u64,
+    /// Object length ([`UNKNOWN_LENGTH`] for unbounded), if carried.
+    pub object_len: Option<u64>,
     /// Sender's timestamp (µs, wrapping).
     pub ts_val: u32,
     /// Echo of the requesting REQ's timestamp.
@@ -58,10 +65,18 @@ impl<'a> Data<'a> {
         let mut r = Reader::at(bytes, HEADER_LEN);
         let seq = r.u64()?;
         let window = r.u64()?;
-        let object_len = r.u64()?;
         let ts_val = r.u32()?;
         let ts_ecr = r.u32()?;
         let pull_id = r.u32()?;
+        let ext = r.u8()?;
+        if ext & !EXT_OBJECT_LEN != 0 {
+            return Err(DecodeError::FieldOutOfRange { field: "ext" });
+        }
+        let object_len = if ext & EXT_OBJECT_LEN != 0 {
+            Some(r.u64()?)
+        } else {
+            None
+        };
         let payload = r.take_rest();
         if seq.checked_add(payload.len() as u64).is_none() {
             return Err(DecodeError::FieldOutOfRange { field: "seq" });
@@ -81,7 +96,7 @@ impl<'a> Data<'a> {
 
     /// Length of the encoded datagram.
     pub fn encoded_len(&self) -> usize {
-        DATA_FIXED_LEN + self.payload.len()
+        DATA_FIXED_LEN + if self.object_len.is_some() { 8 } else { 0 } + self.payload.len()
     }
 
     /// Appends the encoded datagram to `out`.
@@ -95,10 +110,16 @@ impl<'a> Data<'a> {
         .encode(out);
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.window.to_be_bytes());
-        out.extend_from_slice(&self.object_len.to_be_bytes());
         out.extend_from_slice(&self.ts_val.to_be_bytes());
         out.extend_from_slice(&self.ts_ecr.to_be_bytes());
         out.extend_from_slice(&self.pull_id.to_be_bytes());
+        match self.object_len {
+            Some(len) => {
+                out.push(EXT_OBJECT_LEN);
+                out.extend_from_slice(&len.to_be_bytes());
+            }
+            None => out.push(0),
+        }
         out.extend_from_slice(self.payload);
     }
 
@@ -119,7 +140,7 @@ mod tests {
             flags: Flags::ACK,
             seq: 1000,
             window: 1 << 40,
-            object_len: UNKNOWN_LENGTH,
+            object_len: Some(UNKNOWN_LENGTH),
             ts_val: 1,
             ts_ecr: 2,
             pull_id: 3,
@@ -130,6 +151,11 @@ mod tests {
         assert_eq!(out.len(), d.encoded_len());
         assert_eq!(Data::decode(&out), Ok(d));
         assert_eq!(d.end(), 1003);
+        let plain = Data {
+            object_len: None,
+            ..d
+        };
+        assert_eq!(plain.encoded_len(), crate::SEGMENT_FIXED_LEN + 3);
         out[1] = PacketType::Segment as u8;
         assert!(Data::decode(&out).is_err());
     }
@@ -141,7 +167,7 @@ mod tests {
             flags: Flags::ACK,
             seq: u64::MAX,
             window: 0,
-            object_len: 0,
+            object_len: None,
             ts_val: 0,
             ts_ecr: 0,
             pull_id: 0,

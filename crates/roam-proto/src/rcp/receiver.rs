@@ -298,15 +298,14 @@ impl RcpReceiver {
                 if !d.flags.contains(Flags::SYN | Flags::ACK) {
                     return Ok(());
                 }
-                if d.object_len != UNKNOWN_LENGTH {
-                    self.range_end = self.range_end.min(d.object_len);
+                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+                if let Some(len) = object_len {
+                    self.range_end = self.range_end.min(len);
                 }
                 self.state = RxState::Established;
                 self.control = ControlTimer::default();
                 self.ack_pending = true;
-                self.events.push_back(RcpEvent::Connected {
-                    object_len: (d.object_len != UNKNOWN_LENGTH).then_some(d.object_len),
-                });
+                self.events.push_back(RcpEvent::Connected { object_len });
             }
             RxState::Established | RxState::Closing => {
                 if d.flags.contains(Flags::SYN) {

@@ -344,13 +344,14 @@ impl RcpSender {
             flags: Flags::ACK,
             seq: self.snd_nxt,
             window: self.window(),
-            object_len: self.object_len,
+            object_len: None,
             ts_val: micros(now),
             ts_ecr: self.ts_recent,
             pull_id: 0,
             payload: &[],
         };
         if let Some(c) = self.control.pop_front() {
+            d.object_len = Some(self.object_len);
             match c {
                 Control::SynAck => d.flags = Flags::SYN | Flags::ACK,
                 Control::FinAck => d.flags = Flags::FIN | Flags::ACK,

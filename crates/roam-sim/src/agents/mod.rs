@@ -2,5 +2,6 @@
 
 pub mod media;
 pub mod pattern;
+pub mod rcp;
 pub mod tcp;
 pub mod udp;

@@ -5,6 +5,7 @@
 mod error;
 mod fields;
 pub(crate) mod media;
+pub(crate) mod rcp;
 pub(crate) mod tcp;
 mod template;
 pub mod units;
@@ -17,6 +18,7 @@ use toml::Value;
 
 pub use error::ScenarioError;
 use fields::{Fields, IfaceRef};
+pub use rcp::RcpSetup;
 pub use tcp::TcpSetup;
 pub use template::{parse_param_value, set_param, MAX_EXPANDED};
 pub use units::QueueLimit;
@@ -185,6 +187,9 @@ pub struct ReorderSpec {
 pub enum FlowKind {
     /// A TCP connection (sender on `from`, receiver on `to`).
     Tcp(TcpSetup),
+    /// An RCP connection: the sender serves the object on `from`, the receiver on `to` opens
+    /// the connection and drives it (rcp-r2cp.txt §3).
+    Rcp(RcpSetup),
     /// Constant-bit-rate UDP.
     Cbr {
         /// Sending rate, bits/s of datagram payload.
@@ -214,6 +219,7 @@ impl FlowKind {
     pub fn protocol(&self) -> &'static str {
         match self {
             FlowKind::Tcp(_) => "tcp",
+            FlowKind::Rcp(_) => "rcp",
             FlowKind::Cbr { .. } => "cbr",
             FlowKind::Pareto { .. } => "pareto",
             FlowKind::Media(_) => "media",
@@ -224,6 +230,7 @@ impl FlowKind {
     pub fn cc(&self) -> &str {
         match self {
             FlowKind::Tcp(t) => &t.cc,
+            FlowKind::Rcp(r) => &r.cc,
             FlowKind::Media(m) => m.kind.name(),
             _ => "",
         }
@@ -253,6 +260,8 @@ pub struct FlowSpec {
     pub stop: Option<Duration>,
     /// Cross traffic (excluded from Jain's index and the stop condition).
     pub cross: bool,
+    /// Meter the energy of the receiver's interface (`energy = true | { idle_w = W }`).
+    pub energy: Option<crate::energy::PowerModel>,
 }
 
 /// A timed `[[event]]`.
@@ -827,6 +836,11 @@ fn parse_flow(
     let cross = f.get::<bool>("cross")?.unwrap_or(false);
     let cc = f.get::<String>("cc")?;
     let tcp_table = f.get::<Value>("tcp")?;
+    let rcp_table = f.get::<Value>("rcp")?;
+    if rcp_table.is_some() && protocol != "rcp" {
+        return Err(f.err("rcp", format!("not used by protocol {protocol:?}")));
+    }
+    let energy = rcp::parse_energy(f.get::<Value>("energy")?).map_err(|e| f.err_entry(e))?;
     let rate = f.get_with("rate", units::rate)?;
     let packet_size = f.get_with("packet_size", units::size)?;
     let on = f.get::<Duration>("on_time")?;
@@ -852,6 +866,16 @@ fn parse_flow(
             udp_only(&f, shape.is_some(), "shape")?;
             udp_only(&f, duration.is_some(), "duration")?;
             FlowKind::Tcp(tcp::parse(cc, tcp_table).map_err(|e| f.err_entry(e))?)
+        }
+        "rcp" => {
+            udp_only(&f, rate.is_some(), "rate")?;
+            udp_only(&f, packet_size.is_some(), "packet_size")?;
+            udp_only(&f, on.is_some(), "on_time")?;
+            udp_only(&f, off.is_some(), "off_time")?;
+            udp_only(&f, shape.is_some(), "shape")?;
+            udp_only(&f, duration.is_some(), "duration")?;
+            udp_only(&f, tcp_table.is_some(), "tcp")?;
+            FlowKind::Rcp(rcp::parse(cc, rcp_table).map_err(|e| f.err_entry(e))?)
         }
         "cbr" | "pareto" => {
             udp_only(&f, cc.is_some(), "cc")?;
@@ -936,6 +960,7 @@ fn parse_flow(
         size,
         stop: duration.map(|d| start.saturating_add(d)),
         cross,
+        energy,
     })
 }
 

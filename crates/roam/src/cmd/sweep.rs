@@ -435,6 +435,7 @@ mod tests {
             datagrams_sent: 0,
             transport_bytes_sent: 0,
             overhead_pct: 4.0,
+            energy: None,
             media: None,
         }
     }

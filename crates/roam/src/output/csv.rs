@@ -108,6 +108,7 @@ mod tests {
             datagrams_sent: 10,
             transport_bytes_sent: 1100,
             overhead_pct: 10.0,
+            energy: None,
             media: None,
         }
     }

@@ -108,6 +108,7 @@ mod tests {
                 datagrams_sent: 1,
                 transport_bytes_sent: 1,
                 overhead_pct: 3.5,
+                energy: None,
                 media: None,
             }],
             links: vec![],

@@ -1,0 +1,160 @@
+//! The `[flow.rcp]` table and `cc` name of RCP flows (`protocol = "rcp"`), checked at load
+//! time; and the construction of an RCP flow's two agents.
+//!
+//! ```toml
+//! [[flow]]
+//! protocol = "rcp"
+//! from = "server"          # the RCP sender (serves the object)
+//! to = "mobile"            # the RCP receiver (opens the connection at `start`)
+//! cc = "newreno"           # any shared controller, or "stp" (RCP-STP, receiver only)
+//! [flow.rcp]
+//! eln = true               # per-hole ELN from wireless-corruption reports
+//! sleep = true             # power management: sleep while the channel is bad (meters energy)
+//! energy = true            # meter the receiver interface's energy without sleeping
+//! idle_w = 1.15            # idle power of the energy model (W)
+//! mss = 1000               # … and every other roam_proto::rcp::RcpConfig field
+//! ```
+
+use std::sync::Arc;
+
+use roam_proto::rcp::{RcpCc, RcpConfig};
+use serde::Deserialize;
+use toml::Value;
+
+use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
+use crate::agents::rcp::{rcp_receiver, rcp_sender, RcpReceiverParams, SleepPolicy};
+use crate::energy::PowerModel;
+use roam_proto::Time;
+
+/// How to build the two endpoints of an RCP flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RcpSetup {
+    /// Congestion controller name as written.
+    pub cc: String,
+    /// The receiver's controller.
+    pub cc_kind: RcpCc,
+    /// Engine options.
+    pub config: Arc<RcpConfig>,
+    /// Energy model of the receiver's interface, if metered.
+    pub energy: Option<PowerModel>,
+    /// Sleep policy of the receiver, if any.
+    pub sleep: Option<SleepPolicy>,
+}
+
+/// Checks the `cc` name and the `[flow.rcp]` table. Messages start with the field.
+pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup, String> {
+    let cc = cc.unwrap_or_else(|| "newreno".to_string());
+    let cc_kind: RcpCc = cc.parse().map_err(|e| format!("cc: {e}"))?;
+    let mut table = match table {
+        None => toml::Table::new(),
+        Some(Value::Table(t)) => t,
+        Some(_) => return Err("rcp: expected a table".into()),
+    };
+    let flag = |t: &mut toml::Table, key: &str| -> Result<bool, String> {
+        match t.remove(key) {
+            None => Ok(false),
+            Some(Value::Boolean(b)) => Ok(b),
+            Some(_) => Err(format!("rcp.{key}: expected true or false")),
+        }
+    };
+    let sleep = flag(&mut table, "sleep")?;
+    let energy = flag(&mut table, "energy")?;
+    let idle_w = match table.remove("idle_w") {
+        None => None,
+        Some(Value::Float(x)) if (0.0..=100.0).contains(&x) => Some(x),
+        Some(Value::Integer(x)) if (0..=100).contains(&x) => Some(x as f64),
+        Some(_) => return Err("rcp.idle_w: expected watts in [0, 100]".into()),
+    };
+    let config = RcpConfig::deserialize(Value::Table(table.clone())).map_err(|e| {
+        for (k, v) in &table {
+            let mut one = toml::Table::new();
+            one.insert(k.clone(), v.clone());
+            if let Err(e1) = RcpConfig::deserialize(Value::Table(one)) {
+                return format!("rcp.{k}: {}", clean(&e1.to_string()));
+            }
+        }
+        format!("rcp: {}", clean(&e.to_string()))
+    })?;
+    config.validate().map_err(|e| format!("rcp.{e}"))?;
+    let metered = sleep || energy || idle_w.is_some();
+    let model = PowerModel {
+        idle_w: idle_w.unwrap_or(PowerModel::default().idle_w),
+        ..PowerModel::default()
+    };
+    Ok(RcpSetup {
+        cc,
+        cc_kind,
+        config: Arc::new(config),
+        energy: metered.then_some(model),
+        sleep: sleep.then(SleepPolicy::default),
+    })
+}
+
+fn clean(msg: &str) -> String {
+    msg.trim().replace('\n', " ")
+}
+
+/// Where an RCP flow's endpoints live.
+pub(crate) struct RcpEnds {
+    pub flow: FlowIdx,
+    pub sender_iface: IfaceIdx,
+    pub sender_port: u16,
+    pub sender_addr: SockAddr,
+    pub receiver_iface: IfaceIdx,
+    pub receiver_port: u16,
+    pub start: Time,
+    pub size: Option<u64>,
+    pub conn_seed: u64,
+    pub header_overhead: u32,
+}
+
+/// Builds the (sender, receiver) agents of an RCP flow.
+pub(crate) fn agents(setup: &RcpSetup, e: &RcpEnds) -> (Box<dyn Agent>, Box<dyn Agent>) {
+    let sender = rcp_sender(
+        e.flow,
+        Arc::clone(&setup.config),
+        e.sender_iface,
+        e.sender_port,
+        e.size,
+    );
+    let receiver = rcp_receiver(RcpReceiverParams {
+        flow: e.flow,
+        config: Arc::clone(&setup.config),
+        cc: setup.cc_kind,
+        iface: e.receiver_iface,
+        local_port: e.receiver_port,
+        peer: e.sender_addr,
+        start: e.start,
+        size: e.size,
+        conn_seed: e.conn_seed,
+        energy: setup.energy,
+        sleep: setup.sleep,
+        header_overhead: e.header_overhead,
+    });
+    (sender, receiver)
+}
+
+/// Parses a flow's `energy` key: `true` meters the receiver's interface with the 802.11b
+/// model, `{ idle_w = 0.8 }` also sets the idle power.
+pub(crate) fn parse_energy(v: Option<Value>) -> Result<Option<PowerModel>, String> {
+    match v {
+        None | Some(Value::Boolean(false)) => Ok(None),
+        Some(Value::Boolean(true)) => Ok(Some(PowerModel::default())),
+        Some(Value::Table(mut t)) => {
+            let idle_w = match t.remove("idle_w") {
+                None => PowerModel::default().idle_w,
+                Some(Value::Float(x)) if (0.0..=100.0).contains(&x) => x,
+                Some(Value::Integer(x)) if (0..=100).contains(&x) => x as f64,
+                Some(_) => return Err("energy.idle_w: expected watts in [0, 100]".into()),
+            };
+            if let Some(k) = t.keys().next() {
+                return Err(format!("energy.{k}: unknown field (expected idle_w)"));
+            }
+            Ok(Some(PowerModel {
+                idle_w,
+                ..PowerModel::default()
+            }))
+        }
+        Some(_) => Err("energy: expected true/false or { idle_w = W }".into()),
+    }
+}
