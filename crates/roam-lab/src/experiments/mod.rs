@@ -1,5 +1,6 @@
 //! The registered reproductions, one module each.
 
+pub mod atl;
 pub mod last_link;
 pub mod probing;
 
@@ -7,5 +8,5 @@ use crate::Experiment;
 
 /// Every experiment, in the order `roam reproduce --list` shows them.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![&probing::Probing, &last_link::LastLink]
+    vec![&probing::Probing, &last_link::LastLink, &atl::Atl]
 }
