@@ -9,6 +9,19 @@ use serde::Deserialize;
 
 use crate::linkinfo::LinkInfo;
 
+/// Which RTT the `BW·RTT` products use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LastLinkRtt {
+    /// The smallest RTT the connection measured (the path's propagation RTT): the cap is the
+    /// pipe size, as §3.1 intends ("will not exceed the bottleneck capacity").
+    #[default]
+    Min,
+    /// The smoothed RTT (SRTT). It includes the queueing the window itself causes, so the cap
+    /// follows the window up whenever a queue stands (see docs/DECISIONS.md).
+    Smoothed,
+}
+
 /// Which heuristics the sender applies (all off by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -20,6 +33,8 @@ pub struct LastLinkConfig {
     /// §3.3 PER heuristic: on a loss, if the connection's PLR = N_retr/N_tx is not above the
     /// reported PER, retransmit without reducing cwnd.
     pub per: bool,
+    /// The RTT in `BW·RTT` (`"min"`, default, or `"smoothed"`).
+    pub rtt: LastLinkRtt,
 }
 
 impl LastLinkConfig {
@@ -57,6 +72,11 @@ impl LastLinkTuning {
             report: None,
             initial_done: false,
         }
+    }
+
+    /// Which RTT the `BW·RTT` products use.
+    pub fn rtt_kind(&self) -> LastLinkRtt {
+        self.cfg.rtt
     }
 
     /// Records the receiver's report. Returns the initial window/threshold to install (§3.2)

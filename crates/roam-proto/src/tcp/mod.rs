@@ -23,7 +23,7 @@ mod sender;
 
 pub use config::{RecoveryMode, TcpConfig};
 pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit};
-pub use last_link::{LastLinkConfig, LastLinkTuning};
+pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 pub use receiver::Receiver;
 pub use scoreboard::{Scoreboard, SentSegment};

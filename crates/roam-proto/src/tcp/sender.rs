@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
-use super::last_link::LastLinkTuning;
+use super::last_link::{LastLinkRtt, LastLinkTuning};
 use super::probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::Scoreboard;
 use super::send_buffer::SendBuffer;
@@ -188,8 +188,19 @@ impl Sender {
     /// heuristics (last-link-heuristics.txt §3.2: the first report sets cwnd = ssthresh).
     pub fn on_peer_link(&mut self, now: Time, info: &LinkInfo) {
         self.cc.on_peer_link(now, info);
-        if let Some(w) = self.last_link.on_peer_link(info, self.rtt.srtt(), self.mss) {
+        if let Some(w) = self
+            .last_link
+            .on_peer_link(info, self.last_link_rtt(), self.mss)
+        {
             self.cc.set_window(w, Some(w));
+        }
+    }
+
+    /// The RTT the last-link heuristics multiply the bandwidth by (configurable).
+    fn last_link_rtt(&self) -> Option<Duration> {
+        match self.last_link.rtt_kind() {
+            LastLinkRtt::Min => Some(self.rtt.min_rtt()).filter(|d| *d != Duration::MAX),
+            LastLinkRtt::Smoothed => self.rtt.srtt(),
         }
     }
 
@@ -465,7 +476,7 @@ impl Sender {
         // last-link-heuristics.txt §3.1: cwnd stops growing at BW·RTT/(8·L_segment).
         let capped = self
             .last_link
-            .cwnd_cap(self.rtt.srtt(), self.mss)
+            .cwnd_cap(self.last_link_rtt(), self.mss)
             .is_some_and(|cap| self.cc.window() >= cap);
         self.cc.on_delivered(&Delivered {
             now,
