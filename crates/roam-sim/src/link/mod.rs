@@ -5,6 +5,7 @@ pub(crate) mod channel;
 pub(crate) mod gilbert;
 pub(crate) mod impairment;
 pub mod meter;
+pub mod segment_drop;
 pub mod trace;
 
 use std::sync::Arc;
@@ -45,6 +46,8 @@ pub(crate) struct LinkDir {
     pub wireless: bool,
     /// Sliding-window corruption count, when the link's info is measured rather than exact.
     pub meter: Option<LossMeter>,
+    /// Deterministic drops of chosen data segments (`drop_segments`).
+    pub segment_drop: Option<segment_drop::SegmentDrop>,
 }
 
 impl LinkDir {
@@ -90,6 +93,7 @@ impl LinkDir {
                 LinkInfoMode::Exact => None,
                 LinkInfoMode::Measured { window } => Some(LossMeter::new(window)),
             },
+            segment_drop: spec.drop_segments.as_ref().map(segment_drop::SegmentDrop::new),
         }
     }
 

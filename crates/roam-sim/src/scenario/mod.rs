@@ -132,6 +132,8 @@ pub struct DirSpec {
     pub reorder: Option<ReorderSpec>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
+    /// Drop the first transmission of these data segments (`drop_segments`).
+    pub drop_segments: Option<crate::link::segment_drop::SegmentDropSpec>,
 }
 
 /// Gilbert–Elliott parameters: exponential sojourns in each state, Bernoulli loss within it.
@@ -663,6 +665,7 @@ fn parse_dir(
             blackouts: Vec::new(),
             reorder: None,
             duplicate: 0.0,
+            drop_segments: None,
         });
     };
     let rate = f.get_with("rate", units::rate)?.or(d.rate);
@@ -698,6 +701,23 @@ fn parse_dir(
         bf.finish()?;
         blackouts.push(Blackout { at, duration });
     }
+    let drop_segments = match f.sub("drop_segments")? {
+        None => None,
+        Some(mut sf) => {
+            let segments = sf.req::<Value>("segments")?;
+            let segments = crate::link::segment_drop::parse_segments(&segments)
+                .map_err(|e| sf.err("segments", e))?;
+            let mss = sf.get::<u64>("mss")?.unwrap_or(1000);
+            if mss == 0 {
+                return Err(sf.err("mss", "must be positive"));
+            }
+            sf.finish()?;
+            Some(crate::link::segment_drop::SegmentDropSpec {
+                segments,
+                mss,
+            })
+        }
+    };
     let reorder = match f.sub("reorder")? {
         None => None,
         Some(mut rf) => {
@@ -717,6 +737,7 @@ fn parse_dir(
         blackouts,
         reorder,
         duplicate,
+        drop_segments,
     })
 }
 
