@@ -114,6 +114,18 @@ impl<'s> Runner<'s> {
                 port: receiver_port(i),
             };
             let (sender, receiver) = match &f.kind {
+                FlowKind::Http(p) => crate::agents::http::http_agents(
+                    *p,
+                    &crate::agents::http::HttpEnds {
+                        flow,
+                        server_iface: IfaceIdx(f.from_iface),
+                        server_port: sender_port(i),
+                        client_iface: IfaceIdx(f.to_iface),
+                        client_port: receiver_port(i),
+                        client: peer,
+                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                    },
+                ),
                 FlowKind::Rcp(setup) => {
                     let mut setup = setup.clone();
                     setup.energy = setup.energy.or(f.energy);

@@ -123,3 +123,33 @@ energy = { idle_w = 0.5 }
     assert!(e.tx_s > 0.0);
     let _ = load(&two_hosts("1s", "rate = \"2Mbps\"", "", tcp));
 }
+
+#[test]
+fn http_like_flow_exchanges_heavy_tailed_responses() {
+    let http = r#"
+[[flow]]
+id = "h"
+protocol = "http"
+from = "a"
+to = "b"
+cross = true
+[flow.http]
+mean_response = "20KB"
+think = "200ms"
+"#;
+    let r = run(&two_hosts(
+        "30s",
+        "rate = \"2Mbps\"\ndelay = \"20ms\"",
+        "",
+        http,
+    ));
+    let f = &r.flows[0];
+    assert_eq!(f.protocol, "http");
+    assert!(f.bytes_delivered > 200_000, "{}", f.bytes_delivered);
+    assert!(f.bytes_delivered < 7_500_000);
+    let bad = http.replace("think = ", "thinkk = ");
+    let err = Scenario::from_toml_str(&two_hosts("1s", "rate = \"2Mbps\"", "", &bad), "t")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("http.thinkk"), "{err}");
+}

@@ -5,6 +5,7 @@
 mod error;
 mod fields;
 pub(crate) mod media;
+pub(crate) mod http;
 pub(crate) mod rcp;
 pub(crate) mod tcp;
 mod template;
@@ -192,6 +193,8 @@ pub enum FlowKind {
     /// An RCP connection: the sender serves the object on `from`, the receiver on `to` opens
     /// the connection and drives it (rcp-r2cp.txt §3).
     Rcp(RcpSetup),
+    /// HTTP-like request/response traffic over TCP (server on `from`, client on `to`).
+    Http(crate::agents::http::HttpParams),
     /// Constant-bit-rate UDP.
     Cbr {
         /// Sending rate, bits/s of datagram payload.
@@ -222,6 +225,7 @@ impl FlowKind {
         match self {
             FlowKind::Tcp(_) => "tcp",
             FlowKind::Rcp(_) => "rcp",
+            FlowKind::Http(_) => "http",
             FlowKind::Cbr { .. } => "cbr",
             FlowKind::Pareto { .. } => "pareto",
             FlowKind::Media(_) => "media",
@@ -858,6 +862,10 @@ fn parse_flow(
     let cc = f.get::<String>("cc")?;
     let tcp_table = f.get::<Value>("tcp")?;
     let rcp_table = f.get::<Value>("rcp")?;
+    let http_table = f.get::<Value>("http")?;
+    if http_table.is_some() && protocol != "http" {
+        return Err(f.err("http", format!("not used by protocol {protocol:?}")));
+    }
     if rcp_table.is_some() && protocol != "rcp" {
         return Err(f.err("rcp", format!("not used by protocol {protocol:?}")));
     }
@@ -887,6 +895,18 @@ fn parse_flow(
             udp_only(&f, shape.is_some(), "shape")?;
             udp_only(&f, duration.is_some(), "duration")?;
             FlowKind::Tcp(tcp::parse(cc, tcp_table).map_err(|e| f.err_entry(e))?)
+        }
+        "http" => {
+            udp_only(&f, rate.is_some(), "rate")?;
+            udp_only(&f, packet_size.is_some(), "packet_size")?;
+            udp_only(&f, on.is_some(), "on_time")?;
+            udp_only(&f, off.is_some(), "off_time")?;
+            udp_only(&f, shape.is_some(), "shape")?;
+            udp_only(&f, duration.is_some(), "duration")?;
+            udp_only(&f, tcp_table.is_some(), "tcp")?;
+            udp_only(&f, cc.is_some(), "cc")?;
+            udp_only(&f, size.is_some(), "size")?;
+            FlowKind::Http(http::parse(http_table).map_err(|e| f.err_entry(e))?)
         }
         "rcp" => {
             udp_only(&f, rate.is_some(), "rate")?;
