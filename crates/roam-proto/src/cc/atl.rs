@@ -183,6 +183,10 @@ impl CongestionController for TcpAtl {
         }
     }
 
+    fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        self.window.set(cwnd, ssthresh);
+    }
+
     fn on_rtt_sample(&mut self, _now: Time, rtt: Duration, _min_rtt: Duration) {
         self.adapter.on_rtt(rtt);
     }
@@ -292,6 +296,15 @@ mod tests {
         cc.on_loss(&loss(2, 40_000));
         assert_eq!(cc.window(), 20_000);
         assert_eq!(cc.params().beta, 0.80);
+    }
+
+    #[test]
+    fn outside_mechanisms_can_set_the_window() {
+        let mut cc = TcpAtl::new(1000, 10);
+        cc.set_window(5000, Some(7000));
+        assert_eq!((cc.window(), cc.ssthresh()), (5000, 7000));
+        cc.set_window(0, Some(0));
+        assert_eq!((cc.window(), cc.ssthresh()), (1000, 2000));
     }
 
     #[test]

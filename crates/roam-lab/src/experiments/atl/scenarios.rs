@@ -196,20 +196,25 @@ pub fn blackout(
     })
 }
 
-/// One fairness run: `links` wireless links named `wl0…` get the refresh event.
+/// One fairness run: `links` wireless links named `wl0…` get the refresh event; `wireless_cc`,
+/// if given, replaces TCP-ATL on the wireless hosts (the `a{i}` flows) for a reference run.
 pub fn fairness(
     t: &Template,
     label: String,
     links: usize,
+    wireless_cc: Option<&str>,
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
     let events: Vec<String> = (0..links).map(|i| refresh(&format!("wl{i}"), 10)).collect();
-    let params = [
+    let mut params = vec![
         ("event", format!("[{}]", events.join(", "))),
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
+    if let Some(cc) = wireless_cc {
+        params.push(("flow.a{i}.cc", format!("\"{cc}\"")));
+    }
     Ok(Job {
         scenario: t.build(&label, &params)?,
         label,

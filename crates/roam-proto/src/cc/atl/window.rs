@@ -73,6 +73,15 @@ impl AimdWindow {
         self.cwnd = self.ssthresh as f64;
     }
 
+    /// Sets the window (and ssthresh if given) from outside the AIMD rules (TCP-Probing's Gentle
+    /// Recovery, the last-link initial window tuning); at least one segment / two segments.
+    pub fn set(&mut self, cwnd: u64, ssthresh: Option<u64>) {
+        self.cwnd = (cwnd as f64).clamp(self.mss, MAX_WINDOW);
+        if let Some(t) = ssthresh {
+            self.ssthresh = t.max(2 * self.mss as u64);
+        }
+    }
+
     /// A retransmission timeout: ssthresh = max(β·FlightSize, 2·SMSS), cwnd = 1 segment.
     pub fn on_timeout(&mut self, in_flight: u64, p: Aimd) {
         self.ssthresh = self.reduced(in_flight, p.beta);
