@@ -418,6 +418,10 @@ impl Sender {
         if let Some(p) = probe_answer {
             self.on_probe_ack(now, p);
         }
+        // A probe answer echoes the timestamp of the last *data* segment the receiver took in,
+        // possibly seconds ago: its timing belongs to the probe (measured by the cycle), so it
+        // yields no RTT sample for the estimator.
+        let rtt_sample = rtt_sample.filter(|_| probe_answer.is_none());
         if ack > self.snd_nxt || ack < self.snd_una {
             // Acknowledges data never sent, or an old ACK: ignore (RFC 793 §3.9).
             return out;
