@@ -198,10 +198,15 @@ fn thaw_requests_exactly_the_holes() {
 
 #[test]
 fn rcp_stp_receiver_talks_to_the_same_sender() {
-    let mut net = Net::new(RcpConfig::default(), RcpCc::Stp, 300_000, DELAY);
+    let config = RcpConfig {
+        status_interval_ms: 50,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::Stp, 300_000, DELAY);
     net.run_until(secs(30));
     assert_eq!(net.delivered, object_bytes(300_000));
     assert_eq!(net.rx.pipe().cc_name(), "stp");
+    assert!(net.events.contains(&RcpEvent::Closed));
     let data = net.rx.stats().data_received;
     assert!(
         net.rx.stats().requests_sent * 3 < data,

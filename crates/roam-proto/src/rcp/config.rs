@@ -32,6 +32,9 @@ pub struct RcpConfig {
     pub sender_window: u64,
     /// Upper bound of the congestion window in segments (0 = unlimited).
     pub max_window_segments: u32,
+    /// Send requests only every this many milliseconds ("status requests", the STP-style
+    /// reporting of `docs/RCP.md`) instead of on every arrival; 0 = on every arrival.
+    pub status_interval_ms: u64,
 }
 
 impl Default for RcpConfig {
@@ -48,6 +51,7 @@ impl Default for RcpConfig {
             eln: false,
             sender_window: 0,
             max_window_segments: 0,
+            status_interval_ms: 0,
         }
     }
 }

@@ -22,7 +22,6 @@ pub mod stp;
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
 pub use config::RcpConfig;
 pub use pipe::{PipeStats, ReceiverPipe};
@@ -79,14 +78,6 @@ impl RcpCc {
         match self {
             RcpCc::Shared(k) => k.build(mss, initial_window),
             RcpCc::Stp => Box::new(stp::Stp::new(mss, initial_window)),
-        }
-    }
-
-    /// Periodic status requests instead of per-arrival requests (RCP-STP), if any.
-    pub fn status_interval(self) -> Option<Duration> {
-        match self {
-            RcpCc::Shared(_) => None,
-            RcpCc::Stp => Some(stp::STP_STATUS_INTERVAL),
         }
     }
 }

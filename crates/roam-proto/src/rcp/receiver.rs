@@ -148,7 +148,8 @@ impl RcpReceiver {
             max_window,
             start,
         );
-        let status_interval = cc.status_interval();
+        let status_interval = (config.status_interval_ms > 0)
+            .then(|| Duration::from_millis(config.status_interval_ms));
         Ok(RcpReceiver {
             conn_id,
             object: object.to_vec(),
