@@ -1,5 +1,6 @@
 //! General AIMD(α, β) window control (Yang & Lam, atl.txt §III-B): slow start as TCP, then
-//! cwnd += α segments per window of acknowledged data, cwnd ← β·FlightSize on a loss.
+//! cwnd += α segments per window of acknowledged data, cwnd ← β·FlightSize on a loss. With
+//! (1, ½) the arithmetic is NewReno's exactly (RFC 5681 with RFC 3465 byte counting).
 
 use super::params::Aimd;
 
@@ -12,6 +13,8 @@ pub struct AimdWindow {
     mss: f64,
     cwnd: f64,
     ssthresh: u64,
+    /// Bytes acknowledged in congestion avoidance since the last increase (RFC 3465).
+    ca_acked: u64,
 }
 
 impl AimdWindow {
@@ -22,6 +25,7 @@ impl AimdWindow {
             mss,
             cwnd: mss * f64::from(initial_segments.max(1)),
             ssthresh: u64::MAX,
+            ca_acked: 0,
         }
     }
 
@@ -46,23 +50,28 @@ impl AimdWindow {
     }
 
     /// `bytes` newly acknowledged in order outside recovery. In congestion avoidance the
-    /// window grows by α·SMSS per window (α·SMSS·bytes/cwnd per ACK); the per-RTT increase
-    /// never exceeds the window itself (no faster than slow start).
+    /// window grows by α·SMSS each time a window's worth of bytes has been acknowledged
+    /// (RFC 3465 byte counting); the increase never exceeds the window itself (no faster than
+    /// slow start).
     pub fn on_acked(&mut self, bytes: u64, p: Aimd) {
         if bytes == 0 {
             return;
         }
-        let bytes = bytes as f64;
         if self.in_slow_start() {
             // RFC 5681 §3.1: cwnd += min(N, SMSS) per ACK.
-            self.cwnd += bytes.min(self.mss);
+            self.cwnd += (bytes as f64).min(self.mss);
         } else {
-            let alpha = if p.alpha.is_finite() {
-                p.alpha.clamp(0.0, self.segments().max(1.0))
-            } else {
-                1.0
-            };
-            self.cwnd += alpha * self.mss * bytes / self.cwnd.max(self.mss);
+            self.ca_acked = self.ca_acked.saturating_add(bytes);
+            let window = (self.cwnd as u64).max(1);
+            if self.ca_acked >= window {
+                self.ca_acked -= window;
+                let alpha = if p.alpha.is_finite() {
+                    p.alpha.clamp(0.0, self.segments().max(1.0))
+                } else {
+                    1.0
+                };
+                self.cwnd += alpha * self.mss;
+            }
         }
         self.cwnd = self.cwnd.min(MAX_WINDOW);
     }
@@ -71,6 +80,7 @@ impl AimdWindow {
     pub fn on_loss(&mut self, in_flight: u64, p: Aimd) {
         self.ssthresh = self.reduced(in_flight, p.beta);
         self.cwnd = self.ssthresh as f64;
+        self.ca_acked = 0;
     }
 
     /// Sets the window (and ssthresh if given) from outside the AIMD rules (TCP-Probing's Gentle
@@ -80,12 +90,14 @@ impl AimdWindow {
         if let Some(t) = ssthresh {
             self.ssthresh = t.max(2 * self.mss as u64);
         }
+        self.ca_acked = 0;
     }
 
     /// A retransmission timeout: ssthresh = max(β·FlightSize, 2·SMSS), cwnd = 1 segment.
     pub fn on_timeout(&mut self, in_flight: u64, p: Aimd) {
         self.ssthresh = self.reduced(in_flight, p.beta);
         self.cwnd = self.mss;
+        self.ca_acked = 0;
     }
 
     fn reduced(&self, in_flight: u64, beta: f64) -> u64 {
@@ -114,8 +126,8 @@ mod tests {
         for _ in 0..10 {
             w.on_acked(1000, p);
         }
-        // About three segments in one window (per-ACK increase uses the growing window).
-        assert!((12_600..=13_000).contains(&w.window()), "{}", w.window());
+        // Three segments after one window of acknowledged bytes.
+        assert_eq!(w.window(), 13_000);
         w.on_loss(10_000, p);
         assert_eq!(w.window(), 8_000);
     }
