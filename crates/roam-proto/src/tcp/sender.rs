@@ -539,7 +539,13 @@ impl Sender {
             let flight = self.board.pipe();
             self.recovery = Some(Recovery {
                 point: self.snd_nxt,
-                inflation: if self.sack { 0 } else { 3 * self.mss },
+                // RFC 6582 step 2: inflate by the dup-ACKs seen (fewer than three when an ELN
+                // mark started recovery early).
+                inflation: if self.sack {
+                    0
+                } else {
+                    u64::from(self.dupacks.min(self.dup_thresh)) * self.mss
+                },
             });
             self.recover = self.snd_nxt;
             self.stats.recoveries += 1;
