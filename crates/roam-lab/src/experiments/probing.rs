@@ -271,7 +271,7 @@ impl Experiment for Probing {
                         .map(|(pi, per)| (*per, mean(&cells[ti][pi][k].time)))
                         .collect(),
                 })
-                .chain(PROTOCOLS.iter().enumerate().map(|(k, (pname, _))| {
+                .chain(["Reno", "Probing"].iter().enumerate().map(|(k, pname)| {
                     Series {
                         label: format!("{pname} (paper)"),
                         points: PERS
