@@ -71,4 +71,3 @@ fn tcp_atl_on_a_wired_path_is_exactly_newreno() {
     let (a, n) = (run(&text), run(&other));
     assert_eq!(flow(&a, "f").bytes_delivered, flow(&n, "f").bytes_delivered);
 }
-
