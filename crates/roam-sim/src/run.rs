@@ -473,6 +473,10 @@ impl Completion {
 }
 
 #[cfg(test)]
+#[path = "run_wireless_tests.rs"]
+mod wireless_tests;
+
+#[cfg(test)]
 mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
