@@ -196,13 +196,23 @@ pub fn blackout(
     })
 }
 
-/// One fairness run: `links` wireless links named `wl0…` get the refresh event; `wireless_cc`,
-/// if given, replaces TCP-ATL on the wireless hosts (the `a{i}` flows) for a reference run.
+/// A reference variant of the five-plus-five fairness run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reference {
+    /// As the paper: TCP-ATL on the wireless hosts.
+    None,
+    /// NewReno instead of TCP-ATL on the wireless hosts.
+    NewReno,
+    /// NewReno on the wireless hosts and no wireless loss: only the topology differs.
+    NewRenoNoLoss,
+}
+
+/// One fairness run: `links` wireless links named `wl0…` get the refresh event.
 pub fn fairness(
     t: &Template,
     label: String,
     links: usize,
-    wireless_cc: Option<&str>,
+    reference: Reference,
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
@@ -212,8 +222,11 @@ pub fn fairness(
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
-    if let Some(cc) = wireless_cc {
-        params.push(("flow.a{i}.cc", format!("\"{cc}\"")));
+    if reference != Reference::None {
+        params.push(("flow.a{i}.cc", "\"newreno\"".to_owned()));
+    }
+    if reference == Reference::NewRenoNoLoss {
+        params.push(("link.wl{i}.forward.loss", "0.0".to_owned()));
     }
     Ok(Job {
         scenario: t.build(&label, &params)?,
