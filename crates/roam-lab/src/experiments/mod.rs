@@ -3,10 +3,11 @@
 pub mod atl;
 pub mod last_link;
 pub mod probing;
+pub mod rcp;
 
 use crate::Experiment;
 
 /// Every experiment, in the order `roam reproduce --list` shows them.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![&probing::Probing, &last_link::LastLink, &atl::Atl]
+    vec![&probing::Probing, &last_link::LastLink, &atl::Atl, &rcp::Rcp]
 }

@@ -1,0 +1,455 @@
+//! §3.4.1: TCP-friendliness (Figure 4(a)-(c)) and robustness to reverse-path loss (Figure 4(d))
+//! on the dumbbell of Figure 3.
+
+use roam_sim::result::RunResult;
+use serde_json::json;
+
+use super::{flow, jitter, mean, mean_cov, param, run_all, seeds, show, template, Params};
+use crate::chart::{self, Axes, Series};
+use crate::report::num;
+use crate::stats::Estimate;
+use crate::{Claim, Ctx, LabError, Report};
+
+const FLOWS: usize = 20;
+
+/// Average throughput (bit/s) of flow `id` from its start until `t` seconds, from the 1 s bins.
+fn avg_until(r: &RunResult, id: &str, start: f64, t: f64) -> f64 {
+    let Some(s) = r.series.iter().find(|s| s.id == id) else {
+        return 0.0;
+    };
+    let bits: f64 = s
+        .time_s
+        .iter()
+        .zip(&s.throughput_bps)
+        .filter(|(time, _)| **time <= t + 1e-9)
+        .map(|(_, bps)| bps)
+        .sum();
+    let span = (t - start).max(1.0);
+    bits / span
+}
+
+/// Per-flow parameters of the 20-flow mix with the first `n_rcp` flows RCP.
+fn mix_params(n_rcp: usize, seed: u64, duration: &str) -> Params {
+    let mut p = vec![
+        param("run.duration", duration),
+        param("run.seed", seed.to_string()),
+    ];
+    for k in 0..FLOWS {
+        let proto = if k < n_rcp { "rcp" } else { "tcp" };
+        p.push(param(format!("flow.f{k}.protocol"), proto));
+        let s = k as f64 * 0.1 + jitter(seed, k as u64);
+        p.push(param(format!("flow.f{k}.start"), format!("{s:.3}s")));
+    }
+    p
+}
+
+pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
+    fair_mixes(ctx, report)?;
+    staggered(ctx, report)?;
+    reverse_path(ctx, report)
+}
+
+fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
+    let t = template(ctx, "dumbbell.toml")?;
+    let mixes: Vec<usize> = ctx.pick(vec![0, 10, 20], vec![0, 5, 10, 15, 20]);
+    let duration = ctx.pick(60.0, 300.0);
+    let instants = [duration / 3.0, 2.0 * duration / 3.0, duration];
+    let seeds = seeds(ctx);
+    let mut sets = Vec::new();
+    for &n in &mixes {
+        for &seed in &seeds {
+            sets.push((
+                format!("friendliness rcp={n} seed={seed}"),
+                mix_params(n, seed, &format!("{duration}s")),
+            ));
+        }
+    }
+    let results = run_all(ctx, &t, sets)?;
+    // stats[mix][instant] = (mean estimate, cov estimate); plus TCP/RCP means at the end.
+    let mut rows = Vec::new();
+    let mut means_end = Vec::new();
+    let mut covs_end = Vec::new();
+    let mut tcp_means = Vec::new();
+    let mut mean_series: Vec<Series> = instants
+        .iter()
+        .map(|i| Series {
+            label: format!("t = {i:.0} s"),
+            points: Vec::new(),
+        })
+        .collect();
+    let mut cov_series = mean_series.clone();
+    for (mi, &n) in mixes.iter().enumerate() {
+        let runs = &results[mi * seeds.len()..(mi + 1) * seeds.len()];
+        let mut row = vec![n.to_string()];
+        for (ii, &at) in instants.iter().enumerate() {
+            let mut ms = Vec::new();
+            let mut cs = Vec::new();
+            for r in runs {
+                let xs: Vec<f64> = (0..FLOWS)
+                    .map(|k| {
+                        let id = format!("f{k}");
+                        let start = flow(r, &id).map_or(0.0, |f| f.start_s);
+                        avg_until(r, &id, start, at) / 1e6
+                    })
+                    .collect();
+                let (m, c) = mean_cov(&xs);
+                ms.push(m);
+                cs.push(c);
+            }
+            let (em, ec) = (Estimate::from_sample(&ms), Estimate::from_sample(&cs));
+            mean_series[ii].points.push((n as f64, mean(&em)));
+            cov_series[ii].points.push((n as f64, mean(&ec)));
+            if ii == instants.len() - 1 {
+                means_end.push(mean(&em));
+                covs_end.push(mean(&ec));
+                row.push(show(&em, 3));
+                row.push(show(&ec, 3));
+            }
+        }
+        let proto_mean = |p: &str| {
+            let v: Vec<f64> = runs
+                .iter()
+                .map(|r| {
+                    let g: Vec<f64> = r
+                        .flows
+                        .iter()
+                        .filter(|f| f.protocol == p && !f.cross)
+                        .map(|f| f.goodput_bps / 1e6)
+                        .collect();
+                    mean_cov(&g).0
+                })
+                .filter(|x| x.is_finite())
+                .collect();
+            Estimate::from_sample(&v)
+        };
+        let (et, er) = (proto_mean("tcp"), proto_mean("rcp"));
+        tcp_means.push(mean(&et));
+        row.push(if et.n > 0 { show(&et, 3) } else { "-".into() });
+        row.push(if er.n > 0 { show(&er, 3) } else { "-".into() });
+        rows.push(row);
+    }
+    report.section(
+        "TCP-friendliness (§3.4.1, Figure 4(a)-(b))",
+        &format!(
+            "20 flows S_k → D_k over the 10 Mb/s bottleneck, the first n of them RCP, starts \
+             staggered by 100 ms plus a per-seed jitter below 1 s; {duration:.0} s runs. Per-flow \
+             throughput is averaged from each flow's start; mean and CoV (σ/μ) across the 20 \
+             flows. The paper shows flat curves across mixes."
+        ),
+    );
+    report.table(
+        &[
+            "RCP flows",
+            "per-flow mean (Mb/s)",
+            "CoV",
+            "TCP flows' mean",
+            "RCP flows' mean",
+        ],
+        &rows,
+    );
+    let axes = |title, y| Axes {
+        title,
+        x: "number of RCP flows (of 20)",
+        y,
+        log_x: false,
+    };
+    chart::lines(
+        &ctx.out_dir.join("friendliness_mean.svg"),
+        &axes("Per-flow mean throughput", "Mb/s"),
+        &mean_series,
+    )?;
+    chart::lines(
+        &ctx.out_dir.join("friendliness_cov.svg"),
+        &axes("Coefficient of variation of per-flow throughput", "CoV"),
+        &cov_series,
+    )?;
+    report.image("per-flow mean vs mix", "friendliness_mean.svg");
+    report.image("CoV vs mix", "friendliness_cov.svg");
+    let base_m = means_end[0];
+    let base_c = covs_end[0];
+    let mean_dev = means_end
+        .iter()
+        .map(|m| (m - base_m).abs() / base_m)
+        .fold(0.0, f64::max);
+    let cov_dev = covs_end
+        .iter()
+        .map(|c| (c - base_c).abs())
+        .fold(0.0, f64::max);
+    report.claim(Claim::new(
+        "friendliness-mean-flat",
+        "The per-flow mean throughput is flat across TCP/RCP mixes (within 5 % of all-TCP)",
+        json!({"mixes": mixes, "mean_mbps": means_end, "max_rel_dev": mean_dev}),
+        json!("flat curves in Figure 4(a)"),
+        mean_dev <= 0.05,
+    ));
+    report.claim(Claim::new(
+        "friendliness-cov-flat",
+        "The CoV of per-flow throughput is flat across mixes (within ±0.05 of all-TCP)",
+        json!({"mixes": mixes, "cov": covs_end, "max_abs_dev": cov_dev}),
+        json!("flat curves in Figure 4(b)"),
+        cov_dev <= 0.05,
+    ));
+    let tcp_ratio: Vec<f64> = tcp_means
+        .iter()
+        .zip(&mixes)
+        .filter(|(m, &n)| m.is_finite() && n > 0 && n < FLOWS)
+        .map(|(m, _)| m / tcp_means[0])
+        .collect();
+    let worst = tcp_ratio.iter().copied().fold(f64::INFINITY, f64::min);
+    report.claim(Claim::new(
+        "friendliness-tcp-not-hurt",
+        "TCP flows sharing the bottleneck with RCP get at least 90 % of what they get among TCP only",
+        json!({"tcp_share_vs_all_tcp": tcp_ratio}),
+        json!("TCP flows do not suffer from RCP flows (§3.4.1)"),
+        tcp_ratio.is_empty() || worst >= 0.9,
+    ));
+    Ok(())
+}
+
+fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
+    let t = template(ctx, "dumbbell.toml")?;
+    let seeds: Vec<u64> = if ctx.quick { vec![1] } else { seeds(ctx) };
+    let mut sets = Vec::new();
+    for &seed in &seeds {
+        let mut p = vec![
+            param("run.duration", "200s"),
+            param("run.seed", seed.to_string()),
+        ];
+        for k in 0..FLOWS {
+            let (proto, base) = match k {
+                0..=4 => ("tcp", 0.0),
+                5..=9 => ("rcp", 0.0),
+                10..=14 => ("tcp", 50.0),
+                _ => ("rcp", 100.0),
+            };
+            p.push(param(format!("flow.f{k}.protocol"), proto));
+            let s = base + jitter(seed, k as u64);
+            p.push(param(format!("flow.f{k}.start"), format!("{s:.3}s")));
+        }
+        sets.push((format!("staggered seed={seed}"), p));
+    }
+    let results = run_all(ctx, &t, sets)?;
+    let seq_at = |r: &RunResult, k: usize, at: f64| -> f64 {
+        r.series
+            .iter()
+            .find(|s| s.id == format!("f{k}"))
+            .and_then(|s| {
+                s.time_s
+                    .iter()
+                    .zip(&s.seq)
+                    .filter(|(time, _)| **time <= at + 1e-9)
+                    .filter_map(|(_, q)| *q)
+                    .next_back()
+            })
+            .unwrap_or(0) as f64
+            / 1e6
+    };
+    let mut early_ratio = Vec::new();
+    let mut late_ratio = Vec::new();
+    let mut rows = Vec::new();
+    for (si, r) in results.iter().enumerate() {
+        let group = |ks: std::ops::RangeInclusive<usize>, at: f64| {
+            ks.map(|k| seq_at(r, k, at)).sum::<f64>() / 5.0
+        };
+        let (et, er) = (group(0..=4, 200.0), group(5..=9, 200.0));
+        let (lt, lr) = (group(10..=14, 150.0), group(15..=19, 200.0));
+        early_ratio.push(er / et);
+        late_ratio.push(lr / lt);
+        rows.push(vec![
+            seeds[si].to_string(),
+            num(et, 1),
+            num(er, 1),
+            num(lt, 1),
+            num(lr, 1),
+        ]);
+    }
+    if let Some(r) = results.first() {
+        let series: Vec<Series> = (0..FLOWS)
+            .map(|k| {
+                let label = match k {
+                    0..=4 => format!("TCP f{k} (0 s)"),
+                    5..=9 => format!("RCP f{k} (0 s)"),
+                    10..=14 => format!("TCP f{k} (50 s)"),
+                    _ => format!("RCP f{k} (100 s)"),
+                };
+                let points = r
+                    .series
+                    .iter()
+                    .find(|s| s.id == format!("f{k}"))
+                    .map(|s| {
+                        s.time_s
+                            .iter()
+                            .zip(&s.seq)
+                            .filter_map(|(t, q)| q.map(|q| (*t, q as f64 / 1e6)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Series { label, points }
+            })
+            .collect();
+        chart::lines(
+            &ctx.out_dir.join("staggered_seq.svg"),
+            &Axes {
+                title: "Sequence progression, 5 TCP + 5 RCP at 0 s, 5 TCP at 50 s, 5 RCP at 100 s",
+                x: "time (s)",
+                y: "in-order bytes delivered (MB)",
+                log_x: false,
+            },
+            &series,
+        )?;
+    }
+    report.section(
+        "Staggered starts (§3.4.1, Figure 4(c))",
+        "5 TCP and 5 RCP flows from 0 s, 5 TCP flows from 50 s and 5 RCP flows from 100 s \
+         (all run to 200 s; the paper stops the late TCP group at 150 s and the late RCP group at \
+         200 s, so we compare each late group after its first 100 s). Mean progress per flow (MB).",
+    );
+    report.table(
+        &[
+            "seed",
+            "early TCP at 200 s",
+            "early RCP at 200 s",
+            "late TCP at 150 s",
+            "late RCP at 200 s",
+        ],
+        &rows,
+    );
+    report.image("sequence progression", "staggered_seq.svg");
+    let within = |v: &[f64]| v.iter().all(|x| (0.8..=1.25).contains(x));
+    report.claim(Claim::new(
+        "staggered-early-intertwined",
+        "The first 5 TCP and 5 RCP flows progress alike (RCP/TCP progress within 0.8-1.25)",
+        json!({"rcp_over_tcp": early_ratio}),
+        json!("intertwined sequence plots (Figure 4(c))"),
+        within(&early_ratio),
+    ));
+    report.claim(Claim::new(
+        "staggered-late-similar",
+        "TCP flows started at 50 s and RCP flows started at 100 s reach similar progress after 100 s (within 0.8-1.25)",
+        json!({"rcp_over_tcp": late_ratio}),
+        json!("similar final heights and dispersion (Figure 4(c))"),
+        within(&late_ratio),
+    ));
+    Ok(())
+}
+
+fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
+    let t = template(ctx, "dumbbell.toml")?;
+    let counts: Vec<usize> = ctx.pick(vec![0, 100], vec![0, 20, 40, 60, 80, 100]);
+    let duration = ctx.pick("60s", "300s");
+    let seeds = seeds(ctx);
+    let mut sets = Vec::new();
+    for &n in &counts {
+        for proto in ["tcp", "rcp"] {
+            for &seed in &seeds {
+                let mut p = mix_params(if proto == "rcp" { FLOWS } else { 0 }, seed, duration);
+                for g in 0..5 {
+                    p.push(param(
+                        format!("flow.rev{g}_{{i}}.count"),
+                        (n / 5).to_string(),
+                    ));
+                }
+                sets.push((format!("reverse n={n} {proto} seed={seed}"), p));
+            }
+        }
+    }
+    let results = run_all(ctx, &t, sets)?;
+    let per = seeds.len();
+    let mut rows = Vec::new();
+    let mut ratios = Vec::new();
+    let mut tcp_pts = Vec::new();
+    let mut rcp_pts = Vec::new();
+    for (ni, &n) in counts.iter().enumerate() {
+        let block = |pi: usize| &results[(ni * 2 + pi) * per..(ni * 2 + pi + 1) * per];
+        let per_flow = |runs: &[RunResult]| {
+            let v: Vec<f64> = runs
+                .iter()
+                .map(|r| {
+                    let g: Vec<f64> = r
+                        .flows
+                        .iter()
+                        .filter(|f| !f.cross)
+                        .map(|f| f.goodput_bps / 1e6)
+                        .collect();
+                    mean_cov(&g).0
+                })
+                .collect();
+            Estimate::from_sample(&v)
+        };
+        let drop_rate = |runs: &[RunResult]| {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.links.iter().find(|l| l.id == "bottleneck:rev"))
+                .map(|l| {
+                    let all = l.packets_sent + l.queue_drops;
+                    if all == 0 {
+                        0.0
+                    } else {
+                        l.queue_drops as f64 / all as f64
+                    }
+                })
+                .collect();
+            Estimate::from_sample(&v)
+        };
+        let (et, er) = (per_flow(block(0)), per_flow(block(1)));
+        let ratio = mean(&er) / mean(&et);
+        ratios.push(ratio);
+        tcp_pts.push((n as f64, mean(&et)));
+        rcp_pts.push((n as f64, mean(&er)));
+        rows.push(vec![
+            n.to_string(),
+            show(&et, 3),
+            show(&er, 3),
+            num(ratio, 3),
+            format!("{:.1} %", 100.0 * mean(&drop_rate(block(1)))),
+        ]);
+    }
+    report.section(
+        "Reverse-path loss (§3.4.1, Figure 4(d))",
+        &format!(
+            "20 TCP flows or 20 RCP flows forward, 0-100 Pareto on/off UDP flows backward across \
+             the bottleneck (500 kb/s bursts, mean burst 1 s, mean idle 2 s, shape 1.5; spread \
+             over the 20 destination hosts); {duration} runs. The paper: with 100 sources ACKs \
+             and REQs see about 40 % drops, and RCP closely tracks TCP."
+        ),
+    );
+    report.table(
+        &[
+            "reverse on/off flows",
+            "TCP per-flow (Mb/s)",
+            "RCP per-flow (Mb/s)",
+            "RCP/TCP",
+            "reverse drop rate (RCP runs)",
+        ],
+        &rows,
+    );
+    chart::lines(
+        &ctx.out_dir.join("reverse_path.svg"),
+        &Axes {
+            title: "Per-flow throughput with reverse-path on/off traffic",
+            x: "number of reverse on/off flows",
+            y: "Mb/s",
+            log_x: false,
+        },
+        &[
+            Series {
+                label: "TCP".into(),
+                points: tcp_pts,
+            },
+            Series {
+                label: "RCP".into(),
+                points: rcp_pts,
+            },
+        ],
+    )?;
+    report.image("reverse-path loss", "reverse_path.svg");
+    let holds = ratios.iter().all(|r| (r - 1.0).abs() <= 0.10);
+    report.claim(Claim::new(
+        "reverse-rcp-tracks-tcp",
+        "With 0-100 reverse on/off flows, 20 RCP flows get within 10 % of 20 TCP flows' per-flow throughput",
+        json!({"reverse_flows": counts, "rcp_over_tcp": ratios}),
+        json!("RCP closely tracks TCP (Figure 4(d))"),
+        holds,
+    ));
+    Ok(())
+}
