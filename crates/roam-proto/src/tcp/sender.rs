@@ -282,7 +282,12 @@ impl Sender {
                 self.cc.on_timeout(now, cycle.old_cwnd);
             }
         }
-        self.dupacks = 0;
+        // After a dup-ACK-triggered cycle, further dup-ACKs keep inflating the window one
+        // segment each, as in Reno's fast recovery (RFC 6582 step 4).
+        self.dupacks = match cycle.trigger {
+            ProbeTrigger::DupAcks => self.dup_thresh,
+            ProbeTrigger::Timeout => 0,
+        };
         if self.board.is_empty() {
             return;
         }
