@@ -65,6 +65,8 @@ pub struct RadioMeter {
     tx: Duration,
     rx: Duration,
     sleep: Duration,
+    /// Beacon listening time inside sleep periods (counted as receive, not sleep).
+    beacons: Duration,
     asleep_since: Option<Time>,
     header_overhead: u32,
 }
@@ -78,6 +80,7 @@ impl RadioMeter {
             tx: Duration::ZERO,
             rx: Duration::ZERO,
             sleep: Duration::ZERO,
+            beacons: Duration::ZERO,
             asleep_since: None,
             header_overhead,
         }
@@ -123,7 +126,7 @@ impl RadioMeter {
     /// A sleeping radio woke for `d` to hear a beacon (counted as receive time, not sleep).
     pub fn beacon(&mut self, d: Duration) {
         self.rx += d;
-        self.sleep = self.sleep.saturating_sub(d);
+        self.beacons += d;
     }
 
     /// Totals up to `end`.
@@ -132,6 +135,7 @@ impl RadioMeter {
         if let Some(t) = self.asleep_since {
             sleep += end.saturating_since(t);
         }
+        let sleep = sleep.saturating_sub(self.beacons);
         let total = end.saturating_since(self.start).as_secs_f64();
         let (tx, rx, sleep) = (
             self.tx.as_secs_f64(),
