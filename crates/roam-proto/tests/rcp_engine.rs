@@ -213,3 +213,85 @@ fn rcp_stp_receiver_talks_to_the_same_sender() {
         "status requests, not per segment"
     );
 }
+
+mod hostile_input {
+    use std::sync::Arc;
+
+    use proptest::prelude::*;
+    use roam_proto::rcp::{RcpCc, RcpConfig, RcpReceiver, RcpSender};
+    use roam_proto::Time;
+    use roam_wire::{ConnId, Data, Flags, PullBlock, Request, RequestMode, UNKNOWN_LENGTH};
+
+    use super::rcp_support::MapStore;
+
+    fn block() -> impl Strategy<Value = PullBlock> {
+        (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(id, a, b)| PullBlock {
+            id,
+            start: a.min(b),
+            end: a.max(b).max(a.min(b).saturating_add(1)),
+        })
+    }
+
+    proptest! {
+        /// Arbitrary well-formed REQs and DATA for the right connection never panic either
+        /// end, whatever offsets, windows and pull blocks they carry.
+        #[test]
+        fn hostile_requests_and_data_never_panic(
+            reqs in proptest::collection::vec(
+                (any::<u16>(), 0u8..4, any::<u64>(), any::<u32>(), proptest::collection::vec(block(), 1..=3)),
+                1..20),
+            datas in proptest::collection::vec(
+                (any::<u16>(), any::<u64>(), any::<u64>(), any::<u32>(), 0usize..1200),
+                1..20),
+        ) {
+            let mut store = MapStore::default();
+            store.0.insert(b"o".to_vec(), vec![7; 5000]);
+            let config = RcpConfig::default();
+            let mut syn = Vec::new();
+            let mut rx = RcpReceiver::connect(
+                Arc::new(config.clone()), RcpCc::default(), ConnId(5), b"o", (0, UNKNOWN_LENGTH), Time::ZERO,
+            ).unwrap();
+            rx.poll_transmit(Time::ZERO, &mut syn).unwrap();
+            let mut tx = RcpSender::accept(&config, Arc::new(store), &syn).unwrap();
+            let mut now = Time::ZERO;
+            let mut buf = Vec::new();
+            for (flags, mode, req, deq, blocks) in reqs {
+                let mut arr = [PullBlock::default(); 3];
+                for (a, b) in arr.iter_mut().zip(&blocks) {
+                    *a = *b;
+                }
+                let r = Request {
+                    conn_id: ConnId(5), flags: Flags(flags & 0x1f), mode: RequestMode(mode), req, deq,
+                    ts_val: 1, ts_ecr: 0, nblocks: blocks.len() as u8, blocks: arr, object: b"",
+                };
+                let mut bytes = Vec::new();
+                r.encode(&mut bytes);
+                now = now + std::time::Duration::from_millis(3);
+                let _ = tx.handle_datagram(now, &bytes);
+                let mut n = 0;
+                while tx.poll_transmit(now, &mut buf).is_some() && n < 50 {
+                    let _ = rx.handle_datagram(now, &buf);
+                    n += 1;
+                }
+            }
+            for (flags, seq, window, pull_id, len) in datas {
+                let payload = vec![1u8; len];
+                let d = Data {
+                    conn_id: ConnId(5), flags: Flags(flags & 0x1f), seq: seq.min(u64::MAX - 2000), window,
+                    object_len: Some(window), ts_val: 3, ts_ecr: 1, pull_id, payload: &payload,
+                };
+                let mut bytes = Vec::new();
+                d.encode(&mut bytes);
+                now = now + std::time::Duration::from_millis(3);
+                let _ = rx.handle_datagram(now, &bytes);
+                rx.handle_timeout(now + std::time::Duration::from_secs(100));
+                let mut n = 0;
+                while rx.poll_transmit(now, &mut buf).is_some() && n < 100 {
+                    n += 1;
+                }
+                let mut out = Vec::new();
+                rx.read(&mut out, 1 << 20);
+            }
+        }
+    }
+}

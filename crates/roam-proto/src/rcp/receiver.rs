@@ -477,7 +477,7 @@ impl RcpReceiver {
             .saturating_add(self.config.recv_buffer);
         let before = self.req_edge;
         while self.req_edge < limit {
-            let end = (self.req_edge + self.mss).min(limit);
+            let end = self.req_edge.saturating_add(self.mss).min(limit);
             if end > buffer_end || !self.pipe.has_room(end - self.req_edge) {
                 break;
             }

@@ -305,7 +305,7 @@ impl RcpSender {
             .saturating_sub(self.kept_base)
             .min(self.kept.len() as u64);
         self.kept.drain(..drop as usize);
-        self.kept_base += drop;
+        self.kept_base = self.kept_base.saturating_add(drop);
         if self.kept.is_empty() {
             self.kept_base = self.kept_base.max(upto);
         }
@@ -315,7 +315,7 @@ impl RcpSender {
     /// holds them, else from the store.
     fn load(&mut self, start: u64, end: u64) {
         self.scratch.clear();
-        let kept_end = self.kept_base + self.kept.len() as u64;
+        let kept_end = self.kept_base.saturating_add(self.kept.len() as u64);
         if start >= self.kept_base && end <= kept_end {
             let a = (start - self.kept_base) as usize;
             let b = (end - self.kept_base) as usize;
@@ -368,7 +368,7 @@ impl RcpSender {
         let limit = self.window().min(self.object_len);
         let (start, end, pull_id) = if let Some(b) = self.pulls.pop_front() {
             let start = b.start.max(self.dequeued);
-            let end = b.end.min(limit).min(start + self.mss);
+            let end = b.end.min(limit).min(start.saturating_add(self.mss));
             if end < b.end && end > start {
                 self.pulls.push_front(PullBlock { start: end, ..b });
             }
@@ -381,7 +381,10 @@ impl RcpSender {
             }
             (start, end, b.id)
         } else {
-            let end = self.req_edge.min(limit).min(self.snd_nxt + self.mss);
+            let end = self
+                .req_edge
+                .min(limit)
+                .min(self.snd_nxt.saturating_add(self.mss));
             if end <= self.snd_nxt {
                 return None;
             }

@@ -147,6 +147,9 @@ mod tests {
             });
         }
         let w = s.window();
-        assert!((13_000..=14_000).contains(&w), "ρ = 4 segments per window: {w}");
+        assert!(
+            (13_000..=14_000).contains(&w),
+            "ρ = 4 segments per window: {w}"
+        );
     }
 }
