@@ -266,7 +266,7 @@ mod hostile_input {
                 };
                 let mut bytes = Vec::new();
                 r.encode(&mut bytes);
-                now = now + std::time::Duration::from_millis(3);
+                now += std::time::Duration::from_millis(3);
                 let _ = tx.handle_datagram(now, &bytes);
                 let mut n = 0;
                 while tx.poll_transmit(now, &mut buf).is_some() && n < 50 {
@@ -282,7 +282,7 @@ mod hostile_input {
                 };
                 let mut bytes = Vec::new();
                 d.encode(&mut bytes);
-                now = now + std::time::Duration::from_millis(3);
+                now += std::time::Duration::from_millis(3);
                 let _ = rx.handle_datagram(now, &bytes);
                 rx.handle_timeout(now + std::time::Duration::from_secs(100));
                 let mut n = 0;
