@@ -189,7 +189,7 @@ impl Connection {
             return Err(AcceptError::NotSyn);
         }
         let mut c = Connection::new(cfg, cc, seg.conn_id, State::SynReceived);
-        c.negotiate(&seg);
+        c.negotiate(now, &seg);
         c.receiver.on_segment(now, seg.seq, &[], false, seg.ts_val);
         c.syn_deadline = Some(now + c.cfg.initial_rto());
         c.stats.datagrams_received += 1;
@@ -197,10 +197,15 @@ impl Connection {
     }
 
     /// Applies the peer's SYN options: MSS, SACK, window; the receiver starts after its SYN.
-    fn negotiate(&mut self, syn: &Segment<'_>) {
+    fn negotiate(&mut self, now: Time, syn: &Segment<'_>) {
         let mss = u64::from(syn.options.mss.unwrap_or(self.cfg.mss).min(self.cfg.mss)).max(64);
         self.sack = self.cfg.sack && syn.options.sack_permitted;
         self.sender.negotiate(&self.cfg, self.cc, mss, self.sack);
+        // The controller was rebuilt for the negotiated MSS: hand it the link facts the host
+        // supplied before the handshake completed.
+        if let Some(li) = self.local_link {
+            self.sender.on_local_link(now, &li);
+        }
         self.sender.set_peer_window(u64::from(syn.window));
         self.receiver = Receiver::new(
             syn.seq + 1,
@@ -364,7 +369,7 @@ impl Connection {
         match self.state {
             State::SynSent => {
                 if seg.flags.contains(Flags::SYN | Flags::ACK) && seg.ack == ISN + 1 {
-                    self.negotiate(&seg);
+                    self.negotiate(now, &seg);
                     let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
                     self.sender.on_handshake_rtt(rtt);
                     self.receiver
