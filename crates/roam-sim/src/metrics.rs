@@ -115,7 +115,8 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
                 datagrams_sent: c.datagrams_sent,
                 transport_bytes_sent: c.transport_bytes_sent,
                 overhead_pct,
-                energy: c.radio.as_ref().map(|m| m.report(end)),
+                energy_j: c.radio.as_ref().map(|m| m.report(end).joules),
+                sleep_s: c.radio.as_ref().map(|m| m.report(end).sleep_s),
                 media: c.media,
             }
         })

@@ -62,9 +62,11 @@ pub struct FlowResult {
     /// both transport layers transmitted and Original the bytes delivered to the application.
     /// Zero when nothing was delivered.
     pub overhead_pct: f64,
-    /// Energy of the receiver's interface, when metered (`energy` / `[flow.rcp] sleep`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub energy: Option<crate::energy::EnergyReport>,
+    /// Energy (J) used by the receiver's interface, when metered (`energy` /
+    /// `[flow.rcp] sleep`; see `crate::energy`).
+    pub energy_j: Option<f64>,
+    /// Seconds the metered interface slept.
+    pub sleep_s: Option<f64>,
     /// Media flows only: per-packet delay and jitter measured at the receiver. Not serialised
     /// (the CLI's flat CSV rows need one shape for every flow); read it from the struct.
     #[serde(skip)]

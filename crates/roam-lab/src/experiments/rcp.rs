@@ -71,8 +71,8 @@ fn explanation(id: &str) -> &'static str {
              start-phase noise."
         }
         "staggered-early-intertwined" | "staggered-late-similar" => {
-            "One run per seed; the late groups are compared after 100 s each instead of being \
-             stopped at 150 s / 200 s."
+            "The late TCP group is not stopped at 150 s (our TCP flows have no stop time), so \
+             the late groups are compared over 100-200 s, when both are active."
         }
         "reverse-rcp-tracks-tcp" => {
             "Reverse-path drops hit ACKs and cumulative REQs alike; a lost pull REQ is repaired \

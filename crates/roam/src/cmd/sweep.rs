@@ -435,7 +435,8 @@ mod tests {
             datagrams_sent: 0,
             transport_bytes_sent: 0,
             overhead_pct: 4.0,
-            energy: None,
+            energy_j: None,
+            sleep_s: None,
             media: None,
         }
     }

@@ -108,7 +108,8 @@ mod tests {
             datagrams_sent: 10,
             transport_bytes_sent: 1100,
             overhead_pct: 10.0,
-            energy: None,
+            energy_j: None,
+            sleep_s: None,
             media: None,
         }
     }

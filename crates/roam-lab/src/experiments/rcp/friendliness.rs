@@ -252,7 +252,9 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             ks.map(|k| seq_at(r, k, at)).sum::<f64>() / 5.0
         };
         let (et, er) = (group(0..=4, 200.0), group(5..=9, 200.0));
-        let (lt, lr) = (group(10..=14, 150.0), group(15..=19, 200.0));
+        // Both late groups are active from 100 s to 200 s: compare them there.
+        let lt = group(10..=14, 200.0) - group(10..=14, 100.0);
+        let lr = group(15..=19, 200.0);
         early_ratio.push(er / et);
         late_ratio.push(lr / lt);
         rows.push(vec![
@@ -301,16 +303,17 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     report.section(
         "Staggered starts (§3.4.1, Figure 4(c))",
         "5 TCP and 5 RCP flows from 0 s, 5 TCP flows from 50 s and 5 RCP flows from 100 s \
-         (all run to 200 s; the paper stops the late TCP group at 150 s and the late RCP group at \
-         200 s, so we compare each late group after its first 100 s). Mean progress per flow (MB).",
+         (all run to 200 s: our TCP flows cannot be stopped at a time, so unlike the paper the \
+         late TCP group is not terminated at 150 s; the two late groups are therefore compared \
+         over 100-200 s, when both run under the same conditions). Mean progress per flow (MB).",
     );
     report.table(
         &[
             "seed",
             "early TCP at 200 s",
             "early RCP at 200 s",
-            "late TCP at 150 s",
-            "late RCP at 200 s",
+            "late TCP, 100-200 s",
+            "late RCP, 100-200 s",
         ],
         &rows,
     );
@@ -325,7 +328,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     ));
     report.claim(Claim::new(
         "staggered-late-similar",
-        "TCP flows started at 50 s and RCP flows started at 100 s reach similar progress after 100 s (within 0.8-1.25)",
+        "TCP flows started at 50 s and RCP flows started at 100 s progress alike while both run (100-200 s; within 0.8-1.25)",
         json!({"rcp_over_tcp": late_ratio}),
         json!("similar final heights and dispersion (Figure 4(c))"),
         within(&late_ratio),

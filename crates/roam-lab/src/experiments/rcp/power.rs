@@ -51,8 +51,8 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             let runs = &results[(bi * 2 + pi) * per..(bi * 2 + pi + 1) * per];
             let w: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| flow(r, "f").and_then(|f| f.energy))
-                .map(|e| e.joules / secs as f64)
+                .filter_map(|r| flow(r, "f").and_then(|f| f.energy_j))
+                .map(|j| j / secs as f64)
                 .collect();
             let g: Vec<f64> = runs
                 .iter()
@@ -61,8 +61,8 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let sleep: Vec<f64> = runs
                 .iter()
-                .filter_map(|r| flow(r, "f").and_then(|f| f.energy))
-                .map(|e| e.sleep_s / secs as f64)
+                .filter_map(|r| flow(r, "f").and_then(|f| f.sleep_s))
+                .map(|s| s / secs as f64)
                 .collect();
             let (ew, eg, es) = (
                 Estimate::from_sample(&w),
