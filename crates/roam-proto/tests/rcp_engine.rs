@@ -123,6 +123,16 @@ fn every_request_carries_the_three_most_recent_pulls() {
         .unwrap();
     let starts: Vec<u64> = last_pull.blocks().iter().map(|b| b.start).collect();
     assert_eq!(starts, vec![112_000, 108_000, 104_000]);
+    // A pull rides in its own REQ and the next three, then REQs shrink back.
+    let rides = net
+        .sent_requests
+        .iter()
+        .filter_map(|(_, b)| Request::decode(b).ok())
+        .filter(|r| r.blocks().iter().any(|b| b.start == 112_000))
+        .count();
+    assert_eq!(rides, 4);
+    let last = Request::decode(&net.sent_requests.last().unwrap().1).unwrap();
+    assert_eq!(last.nblocks, 0);
 }
 
 #[test]

@@ -88,7 +88,8 @@ pub struct RcpReceiver {
     req_edge: u64,
     /// The sender's window: the highest offset it lets us request.
     snd_wnd: u64,
-    recent_pulls: VecDeque<PullBlock>,
+    /// The most recent pulls, newest first, with the number of REQs each has ridden in.
+    recent_pulls: VecDeque<(PullBlock, u8)>,
     next_pull_id: u32,
     ts_recent: u32,
     outgoing: VecDeque<Outgoing>,
@@ -111,6 +112,9 @@ struct FrozenControl {
     persist_left: Option<Duration>,
     status_left: Option<Duration>,
 }
+
+/// REQs a pulled block rides in (its own and the next three, §3.3.1).
+const PULL_RIDES: u8 = 4;
 
 fn micros(now: Time) -> u32 {
     now.as_micros() as u32
@@ -222,7 +226,7 @@ impl RcpReceiver {
 
     /// The three most recently pulled blocks, newest first.
     pub fn recent_pulls(&self) -> impl Iterator<Item = &PullBlock> {
-        self.recent_pulls.iter()
+        self.recent_pulls.iter().map(|(b, _)| b)
     }
 
     /// Next event for the application.
@@ -464,7 +468,7 @@ impl RcpReceiver {
                 end: e,
             };
             self.next_pull_id = self.next_pull_id.wrapping_add(1).max(1);
-            self.recent_pulls.push_front(block);
+            self.recent_pulls.push_front((block, 0));
             self.recent_pulls.truncate(MAX_REQUEST_BLOCKS);
             let (blocks, n) = self.blocks();
             self.outgoing.push_back(Outgoing::Pull(blocks, n));
@@ -507,7 +511,7 @@ impl RcpReceiver {
 
     fn blocks(&self) -> ([PullBlock; MAX_REQUEST_BLOCKS], u8) {
         let mut blocks = [PullBlock::default(); MAX_REQUEST_BLOCKS];
-        for (b, x) in blocks.iter_mut().zip(&self.recent_pulls) {
+        for (b, (x, _)) in blocks.iter_mut().zip(&self.recent_pulls) {
             *b = *x;
         }
         (blocks, self.recent_pulls.len() as u8)
@@ -559,6 +563,14 @@ impl RcpReceiver {
             req.flags.insert(Flags::ACK);
             self.ack_pending = false;
         }
+        // §3.3.1: a pull rides in its own REQ and the next three ("at least four REQs"), then
+        // is dropped, so REQs are back to their fixed size once no pull is recent.
+        for b in req.blocks() {
+            if let Some(r) = self.recent_pulls.iter_mut().find(|(x, _)| x.id == b.id) {
+                r.1 = r.1.saturating_add(1);
+            }
+        }
+        self.recent_pulls.retain(|(_, rides)| *rides < PULL_RIDES);
         buf.clear();
         req.encode(buf);
         self.stats.requests_sent += 1;
