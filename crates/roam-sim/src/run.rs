@@ -241,7 +241,11 @@ impl<'s> Runner<'s> {
             });
             net.nodes[f.from].ports.push((sender_port(i), tx));
             // RCP's congestion window and progress live at the receiver.
-            senders.push(if matches!(f.kind, FlowKind::Rcp(_)) { rx } else { tx });
+            senders.push(if matches!(f.kind, FlowKind::Rcp(_)) {
+                rx
+            } else {
+                tx
+            });
             net.events.push(Time::ZERO, EventKind::AgentStart(rx));
             starts.push((Time::ZERO + f.start, tx));
         }

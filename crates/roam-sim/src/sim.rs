@@ -163,7 +163,11 @@ impl Net {
         } else {
             Some(DropCause::Outage)
         };
-        let mut listed = || d.segment_drop.as_mut().is_some_and(|s| s.should_drop(&pkt.payload));
+        let mut listed = || {
+            d.segment_drop
+                .as_mut()
+                .is_some_and(|s| s.should_drop(&pkt.payload))
+        };
         let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
         if drop != Some(DropCause::Outage) {
             if let Some(m) = d.meter.as_mut() {

@@ -9,5 +9,10 @@ use crate::Experiment;
 
 /// Every experiment, in the order `roam reproduce --list` shows them.
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![&probing::Probing, &last_link::LastLink, &atl::Atl, &rcp::Rcp]
+    vec![
+        &probing::Probing,
+        &last_link::LastLink,
+        &atl::Atl,
+        &rcp::Rcp,
+    ]
 }

@@ -1,7 +1,7 @@
 //! Agents that run on simulated hosts.
 
-pub mod media;
 pub mod http;
+pub mod media;
 pub mod pattern;
 pub mod rcp;
 pub mod tcp;

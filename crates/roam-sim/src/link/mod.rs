@@ -93,7 +93,10 @@ impl LinkDir {
                 LinkInfoMode::Exact => None,
                 LinkInfoMode::Measured { window } => Some(LossMeter::new(window)),
             },
-            segment_drop: spec.drop_segments.as_ref().map(segment_drop::SegmentDrop::new),
+            segment_drop: spec
+                .drop_segments
+                .as_ref()
+                .map(segment_drop::SegmentDrop::new),
         }
     }
 

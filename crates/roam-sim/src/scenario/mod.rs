@@ -4,8 +4,8 @@
 
 mod error;
 mod fields;
-pub(crate) mod media;
 pub(crate) mod http;
+pub(crate) mod media;
 pub(crate) mod rcp;
 pub(crate) mod tcp;
 mod template;
@@ -716,10 +716,7 @@ fn parse_dir(
                 return Err(sf.err("mss", "must be positive"));
             }
             sf.finish()?;
-            Some(crate::link::segment_drop::SegmentDropSpec {
-                segments,
-                mss,
-            })
+            Some(crate::link::segment_drop::SegmentDropSpec { segments, mss })
         }
     };
     let reorder = match f.sub("reorder")? {
