@@ -63,7 +63,12 @@ fn unknown_or_bad_wireless_fields_are_rejected() {
         ("link_info = \"guess\"\n", ""),
         ("link_info = { window = \"0s\" }\n", ""),
     ] {
-        let text = two_hosts("10s", LOSSY_LINK, extra, &tcp_flow("10KB", "newreno", table));
+        let text = two_hosts(
+            "10s",
+            LOSSY_LINK,
+            extra,
+            &tcp_flow("10KB", "newreno", table),
+        );
         assert!(
             Scenario::from_toml_str(&text, "t").is_err(),
             "accepted {extra:?} {table:?}"
@@ -108,7 +113,12 @@ gilbert = { good = { mean = "1s", loss = 0.0 }, bad = { mean = "1s", loss = 0.25
         ("newreno", "recovery = \"probing\"\nsack = true"),
         ("westwood", "sack = true"),
     ] {
-        let r = run(&two_hosts("600s", LOSSY_LINK, gilbert, &tcp_flow("1MB", cc, table)));
+        let r = run(&two_hosts(
+            "600s",
+            LOSSY_LINK,
+            gilbert,
+            &tcp_flow("1MB", cc, table),
+        ));
         let f = flow(&r, "f");
         assert_eq!(f.integrity_errors, 0);
         assert_eq!(f.bytes_delivered, 1_000_000, "{cc} {table}");

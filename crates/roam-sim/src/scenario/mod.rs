@@ -965,8 +965,8 @@ fn parse_flow(
                 udp_only(&f, rate.is_some(), "rate")?;
                 udp_only(&f, packet_size.is_some(), "packet_size")?;
                 udp_only(&f, duration.is_some(), "duration")?;
-                let mut setup = tcp::parse(cc.or(Some("atl".into())), tcp_table)
-                    .map_err(|e| f.err_entry(e))?;
+                let mut setup =
+                    tcp::parse(cc.or(Some("atl".into())), tcp_table).map_err(|e| f.err_entry(e))?;
                 std::sync::Arc::make_mut(&mut setup.config).report_link_info = true;
                 FlowKind::Tcp(setup)
             } else {
