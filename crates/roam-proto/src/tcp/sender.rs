@@ -479,6 +479,9 @@ impl Sender {
             self.persist_deadline = None;
             self.persist_backoff = 0;
         }
+        // The ACK that ends a recovery episode does not grow the window (RFC 6582 §3.2 step
+        // 3: cwnd is set to ssthresh on the full acknowledgement).
+        let was_in_recovery = self.recovery.is_some();
         if self.probe.is_none() {
             self.update_recovery(now, out.acked, marks.eln);
         }
@@ -492,7 +495,7 @@ impl Sender {
             bytes: if capped { 0 } else { delivered },
             sacked_bytes: newly_sacked,
             in_flight: self.board.pipe(),
-            in_recovery: self.recovery.is_some(),
+            in_recovery: was_in_recovery || self.recovery.is_some(),
             rtt: rtt_sample.filter(|_| out.acked > 0),
         });
         out
