@@ -1,0 +1,142 @@
+//! The quick mode of every reproduction runs, writes report.md and claims.json with every claim
+//! id of its paper, and each claim carries a computed verdict and our measured numbers.
+
+use std::path::{Path, PathBuf};
+
+use roam_lab::Ctx;
+
+/// What one quick reproduction wrote (removed again when dropped).
+struct Written {
+    dir: PathBuf,
+    markdown: String,
+    claims: Vec<serde_json::Value>,
+}
+
+impl Drop for Written {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn run_quick(name: &str) -> Written {
+    let repo_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = std::env::temp_dir().join(format!("roam-lab-test-{name}-{}", std::process::id()));
+    let ctx = Ctx {
+        quick: true,
+        repo_root,
+        out_dir: dir.clone(),
+        progress: false,
+    };
+    let exp = roam_lab::find(name).expect("registered");
+    let report = exp.run(&ctx).expect("runs");
+    report.write(&dir).expect("writes");
+    let markdown = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    let claims: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("claims.json")).expect("claims"))
+            .expect("claims.json is JSON");
+    let claims = claims.as_array().expect("an array").clone();
+    for c in &claims {
+        assert!(c["holds"].is_boolean(), "{c}");
+        assert!(!c["ours"].is_null() && !c["paper"].is_null(), "{c}");
+    }
+    Written {
+        dir,
+        markdown,
+        claims,
+    }
+}
+
+fn assert_claim_ids(w: &Written, expected: &[&str]) {
+    let ids: Vec<&str> = w
+        .claims
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    for want in expected {
+        assert!(ids.contains(want), "missing claim {want}: {ids:?}");
+    }
+}
+
+#[test]
+fn probing_reproduction_writes_report_and_claims() {
+    let w = run_quick("probing");
+    assert!(w.markdown.contains("Where ours differ"));
+    assert_claim_ids(
+        &w,
+        &[
+            "probing-time-not-worse",
+            "probing-time-not-worse-with-cross-traffic",
+            "probing-time-lower-at-high-per",
+            "probing-overhead-not-higher-at-high-per",
+        ],
+    );
+}
+
+#[test]
+fn last_link_reproduction_writes_report_and_claims() {
+    let w = run_quick("last-link");
+    assert!(w.markdown.contains("Where ours differ"));
+    assert_claim_ids(
+        &w,
+        &[
+            "max-cwnd-initial-ge-newreno",
+            "combined-best",
+            "per-heuristic-2.5x",
+            "per-heuristic-cross-fair",
+        ],
+    );
+}
+
+#[test]
+fn atl_reproduction_writes_report_claims_and_plots() {
+    let w = run_quick("atl");
+    assert!(w
+        .markdown
+        .contains("Where our numbers differ from the paper's"));
+    assert!(w
+        .markdown
+        .contains("Payload bytes that differed from what the sources sent: 0."));
+    assert!(w.dir.join("throughput-dw10.svg").exists());
+    assert!(w.dir.join("media-goodput-dw150.svg").exists());
+    assert_claim_ids(
+        &w,
+        &[
+            "tput-high-pw",
+            "tput-low-pw-newreno",
+            "tput-low-pw-westwood",
+            "roaming-source",
+            "roaming-receiver",
+            "blackout",
+            "fairness-intra",
+            "fairness-wired",
+            "rcp-goodput",
+            "rcp-jitter",
+        ],
+    );
+}
+
+#[test]
+fn rcp_reproduction_writes_report_claims_and_plots() {
+    let w = run_quick("rcp");
+    assert!(w.markdown.contains("Where ours differ"));
+    assert!(w.dir.join("seven_losses.svg").exists());
+    assert_claim_ids(
+        &w,
+        &[
+            "friendliness-mean-flat",
+            "friendliness-cov-flat",
+            "friendliness-tcp-not-hurt",
+            "staggered-early-intertwined",
+            "staggered-late-similar",
+            "reverse-rcp-tracks-tcp",
+            "recovery-rcp-ge-tcp-sack",
+            "recovery-rcp-eln-ge-tcp-eln",
+            "recovery-rcp-eln-2x-at-5pct",
+            "seven-loss-rcp-eln-about-one-rtt",
+            "seven-loss-tcp-eln-rtt-per-loss",
+            "satellite-stp-well-above-newreno",
+            "power-rcp-less-energy",
+            "power-rcp-throughput-not-lower",
+        ],
+    );
+}
