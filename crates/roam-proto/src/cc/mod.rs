@@ -8,6 +8,7 @@
 
 pub mod atl;
 mod new_reno;
+mod reno_window;
 mod westwood;
 
 use std::fmt;

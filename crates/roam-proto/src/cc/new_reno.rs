@@ -1,6 +1,7 @@
 //! TCP NewReno window rules (RFC 5681 slow start and congestion avoidance; the loss response of
 //! RFC 5681 §3.2 / RFC 6582, whose fast-recovery mechanics live in the engine's recovery code).
 
+use super::reno_window::RenoWindow;
 use super::{CongestionController, Delivered, LossCause, LossEvent};
 use crate::Time;
 
@@ -8,29 +9,15 @@ use crate::Time;
 /// one segment after a timeout.
 #[derive(Debug, Clone)]
 pub struct NewReno {
-    mss: u64,
-    cwnd: u64,
-    ssthresh: u64,
-    /// Bytes acknowledged in congestion avoidance since the last one-segment increase
-    /// (appropriate byte counting, RFC 3465).
-    ca_acked: u64,
+    w: RenoWindow,
 }
 
 impl NewReno {
     /// A controller with an initial window of `initial_window_segments` segments of `mss` bytes.
     pub fn new(mss: u64, initial_window_segments: u32) -> Self {
-        let mss = mss.max(1);
         NewReno {
-            mss,
-            cwnd: mss.saturating_mul(u64::from(initial_window_segments.max(1))),
-            ssthresh: u64::MAX,
-            ca_acked: 0,
+            w: RenoWindow::new(mss, initial_window_segments),
         }
-    }
-
-    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2·SMSS).
-    fn halved(&self, in_flight: u64) -> u64 {
-        (in_flight / 2).max(2 * self.mss)
     }
 }
 
@@ -40,36 +27,24 @@ impl CongestionController for NewReno {
     }
 
     fn window(&self) -> u64 {
-        self.cwnd
+        self.w.cwnd
     }
 
     fn ssthresh(&self) -> u64 {
-        self.ssthresh
+        self.w.ssthresh
     }
 
     fn on_delivered(&mut self, ev: &Delivered) {
-        if ev.in_recovery || ev.bytes == 0 {
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1: cwnd += min(N, SMSS) per ACK in slow start.
-            self.cwnd = self.cwnd.saturating_add(ev.bytes.min(self.mss));
-        } else {
-            // RFC 5681 §3.1 / RFC 3465: one SMSS per cwnd of acknowledged bytes.
-            self.ca_acked = self.ca_acked.saturating_add(ev.bytes);
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd = self.cwnd.saturating_add(self.mss);
-            }
+        if !ev.in_recovery && ev.bytes > 0 {
+            self.w.grow(ev.bytes);
         }
     }
 
     fn on_loss(&mut self, ev: &LossEvent) {
         match ev.cause {
             LossCause::DupAcks => {
-                self.ssthresh = self.halved(ev.in_flight);
-                self.cwnd = self.ssthresh;
-                self.ca_acked = 0;
+                let t = self.w.halved(ev.in_flight);
+                self.w.reset(t, Some(t));
             }
             // A wireless (ELN-marked) loss is not a congestion signal: keep the window.
             LossCause::WirelessEln => {}
@@ -77,18 +52,13 @@ impl CongestionController for NewReno {
     }
 
     fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
-        self.cwnd = cwnd.max(self.mss);
-        if let Some(t) = ssthresh {
-            self.ssthresh = t.max(2 * self.mss);
-        }
-        self.ca_acked = 0;
+        self.w.reset(cwnd, ssthresh);
     }
 
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
         // RFC 5681 eq. 4 and §3.1: loss window of one segment after an RTO.
-        self.ssthresh = self.halved(in_flight);
-        self.cwnd = self.mss;
-        self.ca_acked = 0;
+        let t = self.w.halved(in_flight);
+        self.w.reset(self.w.mss, Some(t));
     }
 }
 

@@ -11,6 +11,7 @@
 
 use std::time::Duration;
 
+use super::reno_window::RenoWindow;
 use super::{CongestionController, Delivered, LossCause, LossEvent};
 use crate::Time;
 
@@ -24,10 +25,7 @@ const GAIN: f64 = 1.0 / 8.0;
 /// Westwood+ congestion control.
 #[derive(Debug, Clone)]
 pub struct Westwood {
-    mss: u64,
-    cwnd: u64,
-    ssthresh: u64,
-    ca_acked: u64,
+    w: RenoWindow,
     /// First filter stage, bytes per second.
     bw_raw: f64,
     /// Second filter stage: the bandwidth estimate BWE, bytes per second.
@@ -44,12 +42,8 @@ pub struct Westwood {
 impl Westwood {
     /// A controller with an initial window of `initial_window_segments` segments of `mss` bytes.
     pub fn new(mss: u64, initial_window_segments: u32) -> Self {
-        let mss = mss.max(1);
         Westwood {
-            mss,
-            cwnd: mss.saturating_mul(u64::from(initial_window_segments.max(1))),
-            ssthresh: u64::MAX,
-            ca_acked: 0,
+            w: RenoWindow::new(mss, initial_window_segments),
             bw_raw: 0.0,
             bw_est: 0.0,
             sample_bytes: 0,
@@ -76,12 +70,7 @@ impl Westwood {
         } else {
             u64::MAX
         };
-        Some(bdp.max(2 * self.mss))
-    }
-
-    /// Fallback when no estimate exists yet: RFC 5681 eq. 4.
-    fn halved(&self, in_flight: u64) -> u64 {
-        (in_flight / 2).max(2 * self.mss)
+        Some(bdp.max(2 * self.w.mss))
     }
 
     fn sample(&mut self, now: Time, bytes: u64) {
@@ -114,27 +103,18 @@ impl CongestionController for Westwood {
     }
 
     fn window(&self) -> u64 {
-        self.cwnd
+        self.w.cwnd
     }
 
     fn ssthresh(&self) -> u64 {
-        self.ssthresh
+        self.w.ssthresh
     }
 
     fn on_delivered(&mut self, ev: &Delivered) {
         // Every acknowledged byte counts towards the rate, duplicates (SACKed data) included.
         self.sample(ev.now, ev.bytes.saturating_add(ev.sacked_bytes));
-        if ev.in_recovery || ev.bytes == 0 {
-            return;
-        }
-        if self.cwnd < self.ssthresh {
-            self.cwnd = self.cwnd.saturating_add(ev.bytes.min(self.mss));
-        } else {
-            self.ca_acked = self.ca_acked.saturating_add(ev.bytes);
-            if self.ca_acked >= self.cwnd {
-                self.ca_acked -= self.cwnd;
-                self.cwnd = self.cwnd.saturating_add(self.mss);
-            }
+        if !ev.in_recovery && ev.bytes > 0 {
+            self.w.grow(ev.bytes);
         }
     }
 
@@ -142,31 +122,26 @@ impl CongestionController for Westwood {
         match ev.cause {
             LossCause::DupAcks => {
                 // Westwood+: ssthresh = BWE × RTTmin; cwnd = min(cwnd, ssthresh).
-                self.ssthresh = self
+                // Without an estimate yet, fall back to RFC 5681 eq. 4.
+                let t = self
                     .bdp_threshold()
-                    .unwrap_or_else(|| self.halved(ev.in_flight));
-                self.cwnd = self.cwnd.min(self.ssthresh);
-                self.ca_acked = 0;
+                    .unwrap_or_else(|| self.w.halved(ev.in_flight));
+                self.w.reset(self.w.cwnd.min(t), Some(t));
             }
             LossCause::WirelessEln => {}
         }
     }
 
     fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
-        self.cwnd = cwnd.max(self.mss);
-        if let Some(t) = ssthresh {
-            self.ssthresh = t.max(2 * self.mss);
-        }
-        self.ca_acked = 0;
+        self.w.reset(cwnd, ssthresh);
     }
 
     fn on_timeout(&mut self, _now: Time, in_flight: u64) {
         // Westwood+: ssthresh = BWE × RTTmin, cwnd = one segment.
-        self.ssthresh = self
+        let t = self
             .bdp_threshold()
-            .unwrap_or_else(|| self.halved(in_flight));
-        self.cwnd = self.mss;
-        self.ca_acked = 0;
+            .unwrap_or_else(|| self.w.halved(in_flight));
+        self.w.reset(self.w.mss, Some(t));
     }
 
     fn on_rtt_sample(&mut self, _now: Time, rtt: Duration, min_rtt: Duration) {
