@@ -10,16 +10,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     name = "roam",
     version,
-    about = "Simulate, sweep and benchmark transport protocols for mobile wireless hosts",
-    long_about = "roam drives sans-IO transport-protocol engines (TCP NewReno/SACK, TCP-Probing, \
-ATL, HTCP, RCP, R²CP, pTCP, …) through a deterministic discrete-event network simulator.\n\n\
+    about = "Simulate, sweep, reproduce and benchmark transport protocols for mobile wireless hosts",
+    long_about = "roam drives sans-IO transport-protocol engines (TCP NewReno/SACK, TCP-ELN, \
+Westwood+, TCP-Probing, last-link heuristics, TCP-ATL, RCP-ATL, RCP, RCP-STP) through a \
+deterministic discrete-event network simulator.\n\n\
 Scenarios are TOML files describing hosts, links, impairments and flows. The same scenario and \
 seed always give byte-identical results.\n\n\
 Examples:\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
 roam sim lossy.toml --set link.bottleneck.forward.loss=0.01 --format json > result.json\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
-roam bench --ns3 /work/ns3/ns3-dumbbell",
+roam reproduce probing --quick\n  \
+roam bench --ns3 ./ns3-dumbbell",
     propagate_version = true
 )]
 pub struct Cli {
