@@ -314,3 +314,56 @@ fn gentle_recovery_lands_between_half_and_full_previous_window() {
         old / 2
     );
 }
+
+/// Largest congestion window seen while sending 400 segments to a receiver that reports a
+/// 2 Mb/s last link, with or without Max-Cwnd tuning.
+fn max_window_seen(max_cwnd: bool) -> u64 {
+    let cfg = TcpConfig {
+        report_link_info: true,
+        last_link: LastLinkConfig {
+            max_cwnd,
+            ..LastLinkConfig::default()
+        },
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 11);
+    pair.delay = Duration::from_millis(10);
+    let payload = data(400 * MSS, 4);
+    let mut off = pair.client.write(&payload);
+    while pair.server.is_none() && pair.step() {}
+    let info = LinkInfo {
+        wireless: true,
+        bandwidth_bps: 2_000_000,
+        up: true,
+        ..LinkInfo::default()
+    };
+    let now = pair.now;
+    pair.server
+        .as_mut()
+        .expect("accepted")
+        .set_link_info(now, info);
+    let mut largest = 0;
+    while pair.now < roam_proto::Time::from_secs_f64(60.0) && pair.received.len() < payload.len() {
+        if off < payload.len() {
+            off += pair.client.write(&payload[off..]);
+        }
+        if !pair.step() {
+            break;
+        }
+        largest = largest.max(pair.client.sender().cwnd());
+    }
+    assert_eq!(pair.received, payload, "stream intact");
+    largest
+}
+
+#[test]
+fn max_cwnd_tuning_stops_growth_at_bandwidth_times_rtt() {
+    // Cwnd_max = 2 Mb/s × ~21 ms min RTT / 8 ≈ 5 segments (last-link-heuristics.txt §3.1).
+    let capped = max_window_seen(true);
+    let free = max_window_seen(false);
+    assert!(capped <= 6 * MSS as u64, "capped window {capped}");
+    assert!(
+        free > 2 * capped,
+        "without the cap the window grows: {free} vs {capped}"
+    );
+}

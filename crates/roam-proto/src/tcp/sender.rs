@@ -485,19 +485,26 @@ impl Sender {
         if self.probe.is_none() {
             self.update_recovery(now, out.acked, marks.eln);
         }
-        // last-link-heuristics.txt §3.1: cwnd stops growing at BW·RTT/(8·L_segment).
-        let capped = self
-            .last_link
-            .cwnd_cap(self.last_link_rtt(), self.mss)
-            .is_some_and(|cap| self.cc.window() >= cap);
+        let cap = self.last_link.cwnd_cap(self.last_link_rtt(), self.mss);
+        let window_before = self.cc.window();
         self.cc.on_delivered(&Delivered {
             now,
-            bytes: if capped { 0 } else { delivered },
+            bytes: delivered,
             sacked_bytes: newly_sacked,
             in_flight: self.board.pipe(),
             in_recovery: was_in_recovery || self.recovery.is_some(),
             rtt: rtt_sample.filter(|_| out.acked > 0),
         });
+        // last-link-heuristics.txt §3.1: "If Cwnd is less than Cwnd_max, it keeps increasing
+        // ... Otherwise, it stops to increase Cwnd" (Cwnd_max = BW·RTT/(8·L_segment)). Growth
+        // past the cap is undone here rather than hidden from the controller, so rate
+        // estimators (Westwood+, ATL) still see every delivered byte.
+        if let Some(cap) = cap {
+            let limit = window_before.max(cap);
+            if self.cc.window() > limit {
+                self.cc.set_window(limit, None);
+            }
+        }
         out
     }
 
