@@ -17,6 +17,7 @@ use roam_proto::Time;
 use roam_wire::ConnId;
 
 use super::pattern;
+use super::tcp::{accept_or_handle, flush};
 use crate::agent::{Agent, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 
 /// Bytes of one request.
@@ -93,38 +94,6 @@ pub fn http_agents(p: HttpParams, e: &HttpEnds) -> (Box<dyn Agent>, Box<dyn Agen
         buf: Vec::new(),
     };
     (Box::new(server), Box::new(client))
-}
-
-fn flush(
-    conn: &mut Connection,
-    flow: FlowIdx,
-    iface: IfaceIdx,
-    port: u16,
-    dst: SockAddr,
-    ctx: &mut dyn NetCtx,
-) {
-    let now = ctx.now();
-    let Some(addr) = ctx.local_addr(iface) else {
-        return;
-    };
-    loop {
-        let mut buf = Vec::with_capacity(1600);
-        let Some(tx) = conn.poll_transmit(now, &mut buf) else {
-            break;
-        };
-        let c = ctx.counters(flow);
-        c.datagrams_sent += 1;
-        c.transport_bytes_sent += tx.len as u64;
-        ctx.send(
-            iface,
-            Packet {
-                src: SockAddr { addr, port },
-                dst,
-                payload: buf,
-                flow: Some(flow),
-            },
-        );
-    }
 }
 
 struct HttpServer {
@@ -306,21 +275,8 @@ impl Agent for HttpClient {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        match self.conn.as_mut() {
-            Some(c) => {
-                let _ = c.handle_datagram(ctx.now(), &packet.payload);
-            }
-            None => {
-                if let Ok(c) = Connection::accept(
-                    self.config.clone(),
-                    CcKind::default(),
-                    ctx.now(),
-                    &packet.payload,
-                ) {
-                    self.conn = Some(c);
-                    self.peer = Some(packet.src);
-                }
-            }
+        if accept_or_handle(&mut self.conn, &self.config, &packet, ctx.now()) {
+            self.peer = Some(packet.src);
         }
         self.after_call(ctx);
     }

@@ -62,7 +62,7 @@ pub fn tcp_receiver(
 }
 
 /// Sends every datagram the connection has ready and updates the flow's counters.
-fn flush(
+pub(crate) fn flush(
     conn: &mut Connection,
     flow: FlowIdx,
     iface: IfaceIdx,
@@ -94,6 +94,30 @@ fn flush(
                 flow: Some(flow),
             },
         );
+    }
+}
+
+/// Hands `packet` to the passive-open endpoint `conn`: an open connection processes it; without
+/// one, the first valid SYN opens it (anything else is ignored). Returns true when this packet
+/// opened the connection.
+pub(crate) fn accept_or_handle(
+    conn: &mut Option<Connection>,
+    config: &Arc<TcpConfig>,
+    packet: &Packet,
+    now: roam_proto::Time,
+) -> bool {
+    match conn {
+        Some(c) => {
+            let _ = c.handle_datagram(now, &packet.payload);
+            false
+        }
+        None => match Connection::accept(config.clone(), CcKind::default(), now, &packet.payload) {
+            Ok(c) => {
+                *conn = Some(c);
+                true
+            }
+            Err(_) => false,
+        },
     }
 }
 
@@ -243,23 +267,9 @@ impl Agent for TcpReceiverAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        match self.conn.as_mut() {
-            Some(conn) => {
-                let _ = conn.handle_datagram(ctx.now(), &packet.payload);
-            }
-            None => {
-                // Passive open on the first valid SYN; anything else is ignored.
-                if let Ok(c) = Connection::accept(
-                    self.config.clone(),
-                    CcKind::default(),
-                    ctx.now(),
-                    &packet.payload,
-                ) {
-                    self.conn = Some(c);
-                    self.peer = Some(packet.src);
-                    feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
-                }
-            }
+        if accept_or_handle(&mut self.conn, &self.config, &packet, ctx.now()) {
+            self.peer = Some(packet.src);
+            feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
         }
         self.after_call(ctx);
     }
