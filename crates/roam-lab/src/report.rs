@@ -30,6 +30,11 @@ impl Report {
         let _ = write!(self.body, "\n## {heading}\n\n{text}\n");
     }
 
+    /// Appends a paragraph of text to the current section.
+    pub fn paragraph(&mut self, text: &str) {
+        let _ = write!(self.body, "\n{text}\n");
+    }
+
     /// Appends a markdown table.
     pub fn table(&mut self, header: &[&str], rows: &[Vec<String>]) {
         let _ = writeln!(self.body, "\n| {} |", header.join(" | "));

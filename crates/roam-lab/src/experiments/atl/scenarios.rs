@@ -208,11 +208,14 @@ pub enum Reference {
 }
 
 /// One fairness run: `links` wireless links named `wl0…` get the refresh event.
+/// `wired_access_delay_ms` overrides the delay of the wired hosts' access links `wd{i}`
+/// (the paper does not give it; the template uses 1 ms).
 pub fn fairness(
     t: &Template,
     label: String,
     links: usize,
     reference: Reference,
+    wired_access_delay_ms: Option<u64>,
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
@@ -227,6 +230,9 @@ pub fn fairness(
     }
     if reference == Reference::NewRenoNoLoss {
         params.push(("link.wl{i}.forward.loss", "0.0".to_owned()));
+    }
+    if let Some(ms) = wired_access_delay_ms {
+        params.push(("link.wd{i}.delay", format!("\"{ms}ms\"")));
     }
     Ok(Job {
         scenario: t.build(&label, &params)?,
