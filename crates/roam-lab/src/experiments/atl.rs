@@ -453,7 +453,7 @@ fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let d = duration_s(ctx);
     for seed in 1..=seeds {
         let label = format!("fair-intra seed={seed}");
-        jobs.push(fairness(&intra, label, 6, Reference::None, None, d, seed)?);
+        jobs.push(fairness(&intra, label, Reference::None, None, d, seed)?);
     }
     for r in [
         Reference::None,
@@ -462,7 +462,7 @@ fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     ] {
         for seed in 1..=seeds {
             let label = format!("fair-wired {r:?} seed={seed}");
-            jobs.push(fairness(&wired, label, 5, r, None, d, seed)?);
+            jobs.push(fairness(&wired, label, r, None, d, seed)?);
         }
     }
     // Sensitivity to the wired hosts' access delay, which the paper does not give: the same
@@ -471,7 +471,7 @@ fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         for r in [Reference::None, Reference::NewReno] {
             for seed in 1..=seeds {
                 let label = format!("fair-wired {r:?} wired-access={ms}ms seed={seed}");
-                jobs.push(fairness(&wired, label, 5, r, Some(ms), d, seed)?);
+                jobs.push(fairness(&wired, label, r, Some(ms), d, seed)?);
             }
         }
     }

@@ -87,16 +87,6 @@ fn ms(v: u32) -> String {
     format!("\"{v}ms\"")
 }
 
-/// Our TCP engine builds its congestion controller when the handshake completes, which drops
-/// the link facts the host gave it before; a no-op event on the wireless link at 1 s makes the
-/// simulator hand them over again (documented in docs/ATL.md). Every protocol gets it.
-fn refresh(link: &str, d_w_ms: u32) -> String {
-    format!(
-        "{{ at = \"1s\", link = \"{link}\", set = {{ delay = {} }} }}",
-        ms(d_w_ms)
-    )
-}
-
 /// Loads a template of this experiment.
 pub fn template(ctx: &Ctx, file: &str) -> Result<Template, LabError> {
     Template::load(&ctx.experiment_dir("atl").join(file))
@@ -116,7 +106,6 @@ pub fn single(
         ("link.wl.delay", ms(d_w_ms)),
         ("link.wl.forward.loss", p_w.to_string()),
         ("flow.0.cc", format!("\"{cc}\"")),
-        ("event", format!("[{}]", refresh("wl", d_w_ms))),
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
@@ -139,7 +128,7 @@ pub fn roaming(
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
-    let mut events = vec![refresh("wl", nets[0].d_w_ms)];
+    let mut events = Vec::new();
     for (at, n) in [(t1, nets[1]), (t2, nets[2])] {
         events.push(format!(
             "{{ at = \"{at}s\", link = \"wl\", set = {{ delay = {} }} }}",
@@ -186,7 +175,6 @@ pub fn blackout(
         ("link.wl.forward.blackouts", b.clone()),
         ("link.wl.reverse.blackouts", b),
         ("flow.0.cc", format!("\"{cc}\"")),
-        ("event", format!("[{}]", refresh("wl", 50))),
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
@@ -207,21 +195,18 @@ pub enum Reference {
     NewRenoNoLoss,
 }
 
-/// One fairness run: `links` wireless links named `wl0…` get the refresh event.
+/// One fairness run.
 /// `wired_access_delay_ms` overrides the delay of the wired hosts' access links `wd{i}`
 /// (the paper does not give it; the template uses 1 ms).
 pub fn fairness(
     t: &Template,
     label: String,
-    links: usize,
     reference: Reference,
     wired_access_delay_ms: Option<u64>,
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
-    let events: Vec<String> = (0..links).map(|i| refresh(&format!("wl{i}"), 10)).collect();
     let mut params = vec![
-        ("event", format!("[{}]", events.join(", "))),
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
