@@ -123,9 +123,16 @@ impl Net {
         let d = &mut self.dirs[dir as usize];
         d.stats.packets_sent += 1;
         d.stats.bytes_sent += u64::from(item.wire);
-        let (extra, dup) = d.imp.on_depart();
-        let arrive = done + Duration::from_nanos(d.delay_ns.saturating_add(extra));
-        if dup {
+        let dep = d.imp.on_depart();
+        // Jitter delays a packet but keeps it behind the one before it (a FIFO link); the
+        // reorder impairment's hold-back is added on top and may let later packets pass.
+        let mut in_order = done + Duration::from_nanos(d.delay_ns.saturating_add(dep.jitter));
+        if d.imp.jitter > 0 {
+            in_order = in_order.max(d.last_arrival);
+            d.last_arrival = in_order;
+        }
+        let arrive = in_order + Duration::from_nanos(dep.reorder);
+        if dep.duplicate {
             let copy = item.pkt.clone();
             let slot = self.store(copy);
             self.events.push(arrive, EventKind::Arrive { dir, slot });

@@ -119,18 +119,21 @@ faster than slow start.\n\
 RAP at one point; our baseline for both is the same engine with (α, β) fixed at (1, ½), i.e. \
 RAP's increase of one packet per RTT per RTT and halving on loss. Both start with slow start \
 (doubling per RTT until the first loss), which RAP does not specify.\n\
-* **Fairness to wired TCP (Φ).** In our runs the five wireless flows receive far less than the \
-five wired flows, and the reference row shows the same Φ with NewReno on the wireless hosts: \
-TCP-ATL does not change the split — and the second reference row (NewReno, *no* wireless \
-loss) is just as unfair, so the split comes from the topology under drop-tail, not from the \
-wireless loss ATL compensates: equal access rates, packet sizes and ACK clocks make drop-tail \
-phase effects (Floyd & Jacobson) lock the longer-RTT flows out. At 0.4 Mb/s per flow the windows are about 3 segments, so \
-losses are mostly repaired by retransmission timeouts (min RTO 1 s), and α only acts in \
-congestion avoidance; the wireless flows also have 20 ms more base RTT than the wired ones \
-(1 ms wired access links — the paper does not give their delay) in front of a drop-tail queue. \
-We do not reproduce Φ ≈ 1; we report it as failing rather than change the access delays. \
-The sensitivity table under Fairness shows Φ at wired access delays of 2–20 ms for TCP-ATL \
-and for NewReno: it moves far more with the delay than with the controller.\n\
+* **Fairness to wired TCP (Φ).** Without randomness in packet timing, the deterministic \
+drop-tail bottleneck locks one group out: at the template's 1 ms wired access delay the five \
+wireless flows get a quarter of the wired flows' bytes (Φ ≈ 0.25), with TCP-ATL and with \
+NewReno alike, and with no wireless loss too, and a few milliseconds more or less of wired \
+access delay (which the paper does not give) swing Φ from 0.2 to above 6 (the sensitivity \
+table). These are Floyd & Jacobson's phase effects, not a property of either controller. We \
+therefore give every source's access link an in-order random delay of up to about one \
+bottleneck packet time, their remedy, and judge the claim with it; the deterministic numbers \
+stay in the table and in claims.json. With the jitter Φ is 0.88–1.04 for TCP-ATL across all \
+access delays we tried. TCP-ATL's Φ is slightly *below* NewReno's here, where the paper has it \
+slightly above 1: with p_w = 10⁻³ against a measured p of a few percent, p_c ≈ p and R_c = R − \
+20 ms, so eq. 9 asks only for about R/R_c more than TCP, and with β = 0.75 that means α < 1 \
+(eqs. 5–9 give α ≈ 0.6–0.8 for p = 1–5 % and R = 0.1–0.2 s, the RTTs behind a 50-packet \
+queue); at windows of 3–4 segments, where timeouts dominate, the slower increase costs a little \
+more than the model predicts.\n\
 * **Blackout size.** One blackout costs a 600 s run little: the loss is the blackout itself \
 plus a few RTOs, the same for every protocol, so the ATL/Westwood+ gap in our Fig. 9 table is \
 the gap TCP-ATL already has at p_w = 10⁻³, d_w = 50 ms; the paper's +89 % at 1 s is not \
@@ -444,147 +447,175 @@ fn blackouts(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
 /// Wired access delays (ms) of the Φ sensitivity table.
 const ACCESS_DELAYS_MS: [u64; 5] = [2, 5, 10, 15, 20];
 
+/// The access links of the fairness templates that carry phase-breaking jitter.
+const INTRA_JITTER_LINKS: &[&str] = &["wl{i}"];
+const WIRED_JITTER_LINKS: &[&str] = &["wl{i}", "wd{i}"];
+
+/// The five-plus-five variants run at the template's 1 ms wired access delay, in this order.
+const WIRED_VARIANTS: [(&str, Reference, bool); 5] = [
+    ("five ATL + five SACK: Φ", Reference::None, false),
+    (
+        "reference: NewReno on the wireless hosts instead of TCP-ATL: Φ",
+        Reference::NewReno,
+        false,
+    ),
+    (
+        "reference: NewReno on the wireless hosts, no wireless loss: Φ",
+        Reference::NewRenoNoLoss,
+        false,
+    ),
+    (
+        "deterministic (no jitter): five ATL + five SACK: Φ",
+        Reference::None,
+        true,
+    ),
+    (
+        "deterministic (no jitter): NewReno on the wireless hosts: Φ",
+        Reference::NewReno,
+        true,
+    ),
+];
+
+/// Φ: bytes received by the wireless group's sinks / bytes received by the wired group's.
+fn phi_of(r: &RunResult) -> f64 {
+    let sum = |p: &str| -> f64 {
+        r.flows
+            .iter()
+            .filter(|f| f.id.starts_with(p))
+            .map(|f| f.bytes_delivered as f64)
+            .sum()
+    };
+    sum("a") / sum("s")
+}
+
 /// Figs. 10 and 11.
 fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let seeds = seeds(ctx);
     let intra = template(ctx, "fairness-intra.toml")?;
     let wired = template(ctx, "fairness-wired.toml")?;
-    let mut jobs = Vec::new();
     let d = duration_s(ctx);
-    for seed in 1..=seeds {
-        let label = format!("fair-intra seed={seed}");
-        jobs.push(fairness(&intra, label, Reference::None, None, d, seed)?);
-    }
-    for r in [
-        Reference::None,
-        Reference::NewReno,
-        Reference::NewRenoNoLoss,
-    ] {
+    let setup = |reference, wired_access_delay_ms, deterministic: bool, links| FairnessSetup {
+        reference,
+        wired_access_delay_ms,
+        without_jitter: if deterministic { links } else { &[] },
+    };
+    let mut jobs = Vec::new();
+    for deterministic in [false, true] {
         for seed in 1..=seeds {
-            let label = format!("fair-wired {r:?} seed={seed}");
-            jobs.push(fairness(&wired, label, r, None, d, seed)?);
+            let label = format!("fair-intra deterministic={deterministic} seed={seed}");
+            let s = setup(Reference::None, None, deterministic, INTRA_JITTER_LINKS);
+            jobs.push(fairness(&intra, label, s, d, seed)?);
         }
     }
-    // Sensitivity to the wired hosts' access delay, which the paper does not give: the same
-    // five-plus-five run with TCP-ATL and with NewReno on the wireless hosts.
+    for (name, r, deterministic) in WIRED_VARIANTS {
+        for seed in 1..=seeds {
+            let label = format!("fair-wired {name} seed={seed}");
+            let s = setup(r, None, deterministic, WIRED_JITTER_LINKS);
+            jobs.push(fairness(&wired, label, s, d, seed)?);
+        }
+    }
+    // Sensitivity to the wired hosts' access delay, which the paper does not give.
     for &ms in &ACCESS_DELAYS_MS {
-        for r in [Reference::None, Reference::NewReno] {
-            for seed in 1..=seeds {
-                let label = format!("fair-wired {r:?} wired-access={ms}ms seed={seed}");
-                jobs.push(fairness(&wired, label, r, Some(ms), d, seed)?);
+        for deterministic in [true, false] {
+            for r in [Reference::None, Reference::NewReno] {
+                for seed in 1..=seeds {
+                    let label = format!(
+                        "fair-wired {r:?} wired-access={ms}ms deterministic={deterministic} seed={seed}"
+                    );
+                    let s = setup(r, Some(ms), deterministic, WIRED_JITTER_LINKS);
+                    jobs.push(fairness(&wired, label, s, d, seed)?);
+                }
             }
         }
     }
     let results = run_jobs(jobs, ctx.progress)?;
     let n = seeds as usize;
-    let (intra_r, rest) = results.split_at(n);
-    let (wired_r, rest) = rest.split_at(n);
-    let (reference_r, rest) = rest.split_at(n);
-    let (lossless_r, sweep_r) = rest.split_at(n);
-    let jain: Vec<f64> = intra_r.iter().map(|r| r.jain_index).collect();
-    let shares: Vec<Vec<f64>> = intra_r
+    let mut groups = results.chunks(n);
+    let mut next = || groups.next().unwrap_or(&[]);
+    let (intra_r, intra_det_r) = (next(), next());
+    let wired_phi: Vec<Vec<f64>> = WIRED_VARIANTS
         .iter()
+        .map(|_| next().iter().map(phi_of).collect())
+        .collect();
+    let jain_of = |rs: &[RunResult]| -> Vec<f64> { rs.iter().map(|r| r.jain_index).collect() };
+    let (jain, jain_det) = (jain_of(intra_r), jain_of(intra_det_r));
+    let per_flow = intra_r
+        .first()
         .map(|r| {
             r.flows
                 .iter()
-                .map(|f| f.bytes_delivered as f64 / 1e6)
-                .collect()
+                .map(|f| num(f.bytes_delivered as f64 / 1e6, 1))
+                .collect::<Vec<_>>()
+                .join(", ")
         })
-        .collect();
-    let phi_of = |r: &RunResult| {
-        let sum = |p: &str| -> f64 {
-            r.flows
-                .iter()
-                .filter(|f| f.id.starts_with(p))
-                .map(|f| f.bytes_delivered as f64)
-                .sum()
-        };
-        sum("a") / sum("s")
-    };
-    let reference: Vec<f64> = reference_r.iter().map(phi_of).collect();
-    let lossless: Vec<f64> = lossless_r.iter().map(phi_of).collect();
-    let ratio: Vec<f64> = wired_r
-        .iter()
-        .map(|r| {
-            let sum = |p: &str| -> f64 {
-                r.flows
-                    .iter()
-                    .filter(|f| f.id.starts_with(p))
-                    .map(|f| f.bytes_delivered as f64)
-                    .sum()
-            };
-            sum("a") / sum("s")
-        })
-        .collect();
+        .unwrap_or_default();
+    let mut sweep_rows = Vec::new();
+    let mut sweep_json = Vec::new();
+    for &ms in &ACCESS_DELAYS_MS {
+        let mut cells = vec![ms.to_string()];
+        let mut phis = Vec::new();
+        for _ in 0..4 {
+            let v: Vec<f64> = next().iter().map(phi_of).collect();
+            cells.push(show(&v, 3));
+            phis.push(mean(&v));
+        }
+        sweep_rows.push(cells);
+        sweep_json.push(json!({
+            "wired_access_delay_ms": ms,
+            "deterministic": {"phi_atl": phis[0], "phi_newreno": phis[1]},
+            "with_jitter": {"phi_atl": phis[2], "phi_newreno": phis[3]},
+        }));
+    }
     report.section(
         "Fairness (Figs. 10–11)",
         "Six TCP-ATL flows (each behind its own 2 Mb/s wireless hop, d_w = 10 ms, p_w = 10⁻³) on a \
          6 Mb/s bottleneck; five TCP-ATL + five wired TCP-SACK flows on a 4 Mb/s bottleneck. \
-         Φ = bytes received by the TCP-ATL sinks / bytes received by the wired TCP sinks.",
+         Φ = bytes received by the TCP-ATL sinks / bytes received by the wired TCP sinks. \
+         Every source's access link adds an in-order uniform random delay of up to about one \
+         bottleneck packet time (2 ms; 1.4 ms in the six-flow run) to break drop-tail phase \
+         effects, as Floyd & Jacobson recommend for deterministic simulations; the \
+         deterministic rows leave it out.",
     );
-    let per_flow = shares
-        .first()
-        .map(|v| v.iter().map(|x| num(*x, 1)).collect::<Vec<_>>().join(", "))
-        .unwrap_or_default();
-    report.table(
-        &["scenario", "ours", "paper"],
-        &[
-            vec![
-                "six TCP-ATL: Jain's index".into(),
-                show(&jain, 4),
-                "≈ 1 (equal data per sink, Fig. 10)".into(),
-            ],
-            vec![
-                "six TCP-ATL: MB per sink (seed 1)".into(),
-                per_flow,
-                "equal".into(),
-            ],
-            vec![
-                "five ATL + five SACK: Φ".into(),
-                show(&ratio, 3),
-                "≈ 1, slightly above (Fig. 11)".into(),
-            ],
-            vec![
-                "reference: NewReno on the wireless hosts instead of TCP-ATL: Φ".into(),
-                show(&reference, 3),
-                "–".into(),
-            ],
-            vec![
-                "reference: NewReno on the wireless hosts, no wireless loss: Φ".into(),
-                show(&lossless, 3),
-                "–".into(),
-            ],
+    let mut rows = vec![
+        vec![
+            "six TCP-ATL: Jain's index".into(),
+            show(&jain, 4),
+            "≈ 1 (equal data per sink, Fig. 10)".into(),
         ],
-    );
-    let mut sweep_rows = Vec::new();
-    let mut sweep_json = Vec::new();
-    for (k, &ms) in ACCESS_DELAYS_MS.iter().enumerate() {
-        let atl: Vec<f64> = sweep_r[2 * k * n..(2 * k + 1) * n]
-            .iter()
-            .map(phi_of)
-            .collect();
-        let nr: Vec<f64> = sweep_r[(2 * k + 1) * n..(2 * k + 2) * n]
-            .iter()
-            .map(phi_of)
-            .collect();
-        sweep_rows.push(vec![ms.to_string(), show(&atl, 3), show(&nr, 3)]);
-        sweep_json.push(
-            json!({"wired_access_delay_ms": ms, "phi_atl": mean(&atl), "phi_newreno": mean(&nr)}),
-        );
+        vec![
+            "deterministic (no jitter): six TCP-ATL: Jain's index".into(),
+            show(&jain_det, 4),
+            "–".into(),
+        ],
+        vec![
+            "six TCP-ATL: MB per sink (seed 1)".into(),
+            per_flow,
+            "equal".into(),
+        ],
+    ];
+    for ((name, _, _), v) in WIRED_VARIANTS.iter().zip(&wired_phi) {
+        let paper = if name.starts_with("five") {
+            "≈ 1, slightly above (Fig. 11)"
+        } else {
+            "–"
+        };
+        rows.push(vec![(*name).to_owned(), show(v, 3), paper.to_owned()]);
     }
+    report.table(&["scenario", "ours", "paper"], &rows);
     report.paragraph(
-        "Sensitivity of Φ to the wired hosts' access delay (not given in the paper; 1 ms above). \
-         With either controller Φ jumps between a lock-out of one group and a lock-out of the \
-         other (from about 0.2 to above 3 in our full run) as this delay changes by a few \
-         milliseconds, and at the delays where the split is unstable it also varies from seed \
-         to seed and between the controllers: drop-tail phase effects in a deterministic \
-         simulation set the split, which is why Φ ≈ 1 is not a test of ATL's α here.",
+        "Sensitivity of Φ to the wired hosts' access delay (not given in the paper; 1 ms \
+         above). Without jitter, Φ jumps between a lock-out of one group and a lock-out of the \
+         other as this delay changes by a few milliseconds, for either controller: drop-tail \
+         phase effects in a deterministic simulation set the split. With the jitter Φ varies \
+         smoothly.",
     );
     report.table(
         &[
             "wired access delay (ms)",
-            "Φ, TCP-ATL",
-            "Φ, NewReno on the wireless hosts",
+            "Φ, TCP-ATL, deterministic",
+            "Φ, NewReno, deterministic",
+            "Φ, TCP-ATL, with jitter",
+            "Φ, NewReno, with jitter",
         ],
         &sweep_rows,
     );
@@ -592,16 +623,23 @@ fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     report.claim(Claim::new(
         "fairness-intra",
         "Six TCP-ATL flows sharing a 6 Mb/s bottleneck get fair shares (Jain's index ≥ 0.95)",
-        json!({"jain": j}),
+        json!({"jain": j, "jain_deterministic": mean(&jain_det)}),
         json!("all sinks receive almost the same amount of data (Fig. 10)"),
         j >= 0.95,
     ));
-    let phi = mean(&ratio);
+    let phi = mean(&wired_phi[0]);
     report.claim(Claim::new(
         "fairness-wired",
         "Five TCP-ATL and five wired TCP-SACK flows on 4 Mb/s: the ratio Φ of bytes received is \
-         between 0.8 and 1.25",
-        json!({"phi": phi, "phi_with_newreno_and_no_wireless_loss": mean(&lossless), "phi_with_newreno_on_the_wireless_hosts": mean(&reference), "by_wired_access_delay": sweep_json}),
+         between 0.8 and 1.25 (phase effects broken by access-link jitter)",
+        json!({
+            "phi": phi,
+            "phi_with_newreno_on_the_wireless_hosts": mean(&wired_phi[1]),
+            "phi_with_newreno_and_no_wireless_loss": mean(&wired_phi[2]),
+            "phi_deterministic": mean(&wired_phi[3]),
+            "phi_deterministic_with_newreno": mean(&wired_phi[4]),
+            "by_wired_access_delay": sweep_json,
+        }),
         json!({"phi": "≈ 1, slightly above 1"}),
         (0.8..=1.25).contains(&phi),
     ));

@@ -17,7 +17,18 @@ pub(crate) enum DropCause {
     Corruption,
 }
 
-/// Loss, blackout, up/down, reordering and duplication state of one link direction.
+/// What the impairments decide for a packet leaving the transmitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Departure {
+    /// Extra delay (ns) that may let later packets overtake this one (`reorder`).
+    pub reorder: u64,
+    /// Extra delay (ns) that must not reorder (`jitter`).
+    pub jitter: u64,
+    /// Deliver a second copy.
+    pub duplicate: bool,
+}
+
+/// Loss, blackout, up/down, reordering, jitter and duplication state of one link direction.
 #[derive(Debug)]
 pub(crate) struct Impairments {
     /// Bernoulli loss probability.
@@ -32,6 +43,8 @@ pub(crate) struct Impairments {
     pub reorder: Option<(f64, u64)>,
     /// Probability of delivering a packet twice.
     pub duplicate: f64,
+    /// Upper bound (ns) of the order-preserving uniform extra delay (`jitter`).
+    pub jitter: u64,
     loss_rng: ChaCha8Rng,
     depart_rng: ChaCha8Rng,
 }
@@ -45,6 +58,7 @@ impl Impairments {
             up: true,
             reorder: None,
             duplicate: 0.0,
+            jitter: 0,
             loss_rng,
             depart_rng,
         }
@@ -76,15 +90,26 @@ impl Impairments {
         self.blackout_depth > 0 || self.gilbert.as_ref().is_some_and(Gilbert::is_bad)
     }
 
-    /// For a departing packet: extra delay (ns) and whether to send a duplicate.
-    pub(crate) fn on_depart(&mut self) -> (u64, bool) {
+    /// For a departing packet: extra delay (ns) that may reorder it, the order-preserving
+    /// jitter (ns; the caller keeps it behind the previous packet), and whether to send a
+    /// duplicate. Draws random numbers only for the impairments that are configured.
+    pub(crate) fn on_depart(&mut self) -> Departure {
+        let jitter = if self.jitter > 0 {
+            self.depart_rng.gen_range(0..=self.jitter)
+        } else {
+            0
+        };
         let mut extra = 0;
         if let Some((p, d)) = self.reorder {
             if p > 0.0 && self.depart_rng.gen::<f64>() < p {
                 extra = d;
             }
         }
-        let dup = self.duplicate > 0.0 && self.depart_rng.gen::<f64>() < self.duplicate;
-        (extra, dup)
+        let duplicate = self.duplicate > 0.0 && self.depart_rng.gen::<f64>() < self.duplicate;
+        Departure {
+            reorder: extra,
+            jitter,
+            duplicate,
+        }
     }
 }

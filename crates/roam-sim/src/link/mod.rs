@@ -10,6 +10,8 @@ pub mod trace;
 
 use std::sync::Arc;
 
+use roam_proto::Time;
+
 use crate::rng::stream_rng;
 use crate::scenario::{Capacity, DirSpec};
 use channel::Channel;
@@ -48,6 +50,8 @@ pub(crate) struct LinkDir {
     pub meter: Option<LossMeter>,
     /// Deterministic drops of chosen data segments (`drop_segments`).
     pub segment_drop: Option<segment_drop::SegmentDrop>,
+    /// Latest in-order arrival time scheduled so far: jittered packets never arrive before it.
+    pub last_arrival: Time,
 }
 
 impl LinkDir {
@@ -71,6 +75,7 @@ impl LinkDir {
         );
         imp.loss = spec.loss;
         imp.duplicate = spec.duplicate;
+        imp.jitter = u64::try_from(spec.jitter.as_nanos()).unwrap_or(u64::MAX);
         imp.reorder = spec.reorder.map(|r| {
             (
                 r.probability,
@@ -97,6 +102,7 @@ impl LinkDir {
                 .drop_segments
                 .as_ref()
                 .map(segment_drop::SegmentDrop::new),
+            last_arrival: Time::ZERO,
         }
     }
 

@@ -133,6 +133,9 @@ pub struct DirSpec {
     pub reorder: Option<ReorderSpec>,
     /// Probability that a packet is delivered twice.
     pub duplicate: f64,
+    /// Upper bound of a uniform random extra delay per packet that keeps packets in order
+    /// (`jitter`; zero = none).
+    pub jitter: Duration,
     /// Drop the first transmission of these data segments (`drop_segments`).
     pub drop_segments: Option<crate::link::segment_drop::SegmentDropSpec>,
 }
@@ -669,6 +672,7 @@ fn parse_dir(
             blackouts: Vec::new(),
             reorder: None,
             duplicate: 0.0,
+            jitter: Duration::ZERO,
             drop_segments: None,
         });
     };
@@ -677,6 +681,7 @@ fn parse_dir(
     let queue = f.get::<QueueLimit>("queue")?.unwrap_or(d.queue);
     let loss = f.get_with("loss", units::probability)?.unwrap_or(0.0);
     let duplicate = f.get_with("duplicate", units::probability)?.unwrap_or(0.0);
+    let jitter = f.get::<Duration>("jitter")?.unwrap_or(Duration::ZERO);
     let trace = match f.get::<String>("trace")? {
         None => None,
         Some(p) => {
@@ -738,6 +743,7 @@ fn parse_dir(
         blackouts,
         reorder,
         duplicate,
+        jitter,
         drop_segments,
     })
 }

@@ -195,17 +195,32 @@ pub enum Reference {
     NewRenoNoLoss,
 }
 
+/// What a fairness run changes in its template.
+#[derive(Debug, Clone, Copy)]
+pub struct FairnessSetup {
+    /// TCP-ATL as in the paper, or a reference controller on the wireless hosts.
+    pub reference: Reference,
+    /// Overrides the delay of the wired hosts' access links `wd{i}` (the paper does not give
+    /// it; the template uses 1 ms).
+    pub wired_access_delay_ms: Option<u64>,
+    /// Access links (repeated names such as `wl{i}`) whose phase-breaking jitter is removed,
+    /// making the run fully deterministic apart from the wireless loss.
+    pub without_jitter: &'static [&'static str],
+}
+
 /// One fairness run.
-/// `wired_access_delay_ms` overrides the delay of the wired hosts' access links `wd{i}`
-/// (the paper does not give it; the template uses 1 ms).
 pub fn fairness(
     t: &Template,
     label: String,
-    reference: Reference,
-    wired_access_delay_ms: Option<u64>,
+    setup: FairnessSetup,
     duration: f64,
     seed: u64,
 ) -> Result<Job, LabError> {
+    let FairnessSetup {
+        reference,
+        wired_access_delay_ms,
+        without_jitter,
+    } = setup;
     let mut params = vec![
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
@@ -218,6 +233,14 @@ pub fn fairness(
     }
     if let Some(ms) = wired_access_delay_ms {
         params.push(("link.wd{i}.delay", format!("\"{ms}ms\"")));
+    }
+    let keys: Vec<String> = without_jitter
+        .iter()
+        .map(|l| format!("link.{l}.forward.jitter"))
+        .collect();
+    let mut params: Vec<(&str, String)> = params;
+    for k in &keys {
+        params.push((k.as_str(), "\"0ms\"".to_owned()));
     }
     Ok(Job {
         scenario: t.build(&label, &params)?,
