@@ -290,6 +290,17 @@ fn per_heuristic_excuses_a_timeout_while_plr_is_below_per() {
 }
 
 #[test]
+fn per_heuristic_resends_a_lost_retransmission_after_an_excused_timeout() {
+    // The last segment and its first retransmission are both lost: the second timeout must
+    // retransmit it again (it is already marked retransmitted), or the transfer stalls.
+    let pair = per_run(&[seq_of(399), seq_of(399)], 0.01);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.timeouts, 2, "{s:?}");
+    assert_eq!(s.wireless_recoveries, 2, "{s:?}");
+    assert_eq!(s.retransmitted_segments, 2, "{s:?}");
+}
+
+#[test]
 fn per_heuristic_treats_a_timeout_as_congestion_when_per_is_zero() {
     let pair = per_run(&[seq_of(399)], 0.0);
     let s = pair.client.stats().sender;

@@ -774,7 +774,8 @@ impl Sender {
                 self.stats.timeouts += 1;
                 self.stats.wireless_recoveries += 1;
                 self.rtt.back_off();
-                self.board.mark_first_lost();
+                // The first segment may itself be a lost retransmission: re-arm it.
+                self.board.remark_first_lost();
                 self.recovery = Some(Recovery {
                     point: self.snd_nxt,
                     inflation: 0,
