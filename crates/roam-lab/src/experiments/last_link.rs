@@ -336,6 +336,32 @@ impl Experiment for LastLink {
             ],
             &rows,
         );
+        if pers.len() > 1 {
+            let mut series = Vec::new();
+            for (ri, rtt) in rtts.iter().enumerate() {
+                for (k, name) in ["NewReno", "PER heuristic"].iter().enumerate() {
+                    series.push(Series {
+                        label: format!("{name}, RTT {rtt} ms"),
+                        points: pers
+                            .iter()
+                            .zip(&by_per)
+                            .map(|(p, runs)| (100.0 * p, mean(&runs[ri][k].main)))
+                            .collect(),
+                    });
+                }
+            }
+            chart::lines(
+                &ctx.out_dir.join("fig5-per.svg"),
+                &Axes {
+                    title: "Throughput under different PER and RTT (Fig. 5)",
+                    x: "PER (%)",
+                    y: "throughput (kb/s)",
+                    log_x: true,
+                },
+                &series,
+            )?;
+            report.image("Figure 5", "fig5-per.svg");
+        }
         // Supplementary.
         let mut rows = Vec::new();
         for (ri, rtt) in rtts.iter().enumerate() {
@@ -368,32 +394,6 @@ impl Experiment for LastLink {
             ],
             &rows,
         );
-        if pers.len() > 1 {
-            let mut series = Vec::new();
-            for (ri, rtt) in rtts.iter().enumerate() {
-                for (k, name) in ["NewReno", "PER heuristic"].iter().enumerate() {
-                    series.push(Series {
-                        label: format!("{name}, RTT {rtt} ms"),
-                        points: pers
-                            .iter()
-                            .zip(&by_per)
-                            .map(|(p, runs)| (100.0 * p, mean(&runs[ri][k].main)))
-                            .collect(),
-                    });
-                }
-            }
-            chart::lines(
-                &ctx.out_dir.join("fig5-per.svg"),
-                &Axes {
-                    title: "Throughput under different PER and RTT (Fig. 5)",
-                    x: "PER (%)",
-                    y: "throughput (kb/s)",
-                    log_x: true,
-                },
-                &series,
-            )?;
-            report.image("Figure 5", "fig5-per.svg");
-        }
         // Claims.
         let mut ours = serde_json::Map::new();
         let (mut ge, mut best) = (true, true);
