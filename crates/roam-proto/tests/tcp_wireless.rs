@@ -262,6 +262,54 @@ fn per_heuristic_backs_off_when_plr_exceeds_per() {
 }
 
 #[test]
+fn per_heuristic_is_consulted_again_on_a_partial_ack() {
+    // Three losses in one window. The first is detected with PLR 0 and excused; the partial
+    // ACK that reveals the second comes after one retransmission in ~100 segments (PLR ≈ 1 %
+    // > PER 0.5 %), so the episode now takes the congestion response (§3.3, "whenever a
+    // segment loss is detected"). One episode, cut once.
+    let pair = per_run(&[seq_of(60), seq_of(62), seq_of(64)], 0.005);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.recoveries, 1, "{s:?}");
+    assert_eq!(s.wireless_recoveries, 1, "{s:?}");
+    assert!(
+        pair.client.sender().ssthresh() < u64::MAX,
+        "cut within the episode: {s:?}"
+    );
+}
+
+#[test]
+fn per_heuristic_excuses_a_timeout_while_plr_is_below_per() {
+    // The last data segment is lost: no duplicate ACKs, so the loss is detected by the
+    // retransmission timer (§1.1). PLR 0 <= PER 1 %: retransmit it, keep the window.
+    let pair = per_run(&[seq_of(399)], 0.01);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.timeouts, 1, "{s:?}");
+    assert_eq!(s.wireless_recoveries, 1, "{s:?}");
+    assert_eq!(s.retransmitted_segments, 1, "no go-back-N: {s:?}");
+    assert_eq!(pair.client.sender().ssthresh(), u64::MAX);
+}
+
+#[test]
+fn per_heuristic_resends_a_lost_retransmission_after_an_excused_timeout() {
+    // The last segment and its first retransmission are both lost: the second timeout must
+    // retransmit it again (it is already marked retransmitted), or the transfer stalls.
+    let pair = per_run(&[seq_of(399), seq_of(399)], 0.01);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.timeouts, 2, "{s:?}");
+    assert_eq!(s.wireless_recoveries, 2, "{s:?}");
+    assert_eq!(s.retransmitted_segments, 2, "{s:?}");
+}
+
+#[test]
+fn per_heuristic_treats_a_timeout_as_congestion_when_per_is_zero() {
+    let pair = per_run(&[seq_of(399)], 0.0);
+    let s = pair.client.stats().sender;
+    assert_eq!(s.timeouts, 1, "{s:?}");
+    assert_eq!(s.wireless_recoveries, 0, "{s:?}");
+    assert!(pair.client.sender().ssthresh() < u64::MAX);
+}
+
+#[test]
 fn gentle_recovery_lands_between_half_and_full_previous_window() {
     let cfg = TcpConfig {
         sack: false,

@@ -34,6 +34,10 @@ const PAPER_TABLE1: [(u64, f64, f64, f64, f64); 4] = [
     (400, 26.5, 92.6, 609.6, 611.4),
 ];
 
+/// The supplementary runs: PER and the main flow's window limit (ns-2's default `window_`).
+const SUPP_PER: f64 = 0.008;
+const SUPP_WINDOW: u32 = 20;
+
 /// Deterministic start times for the cross flows (uniform in [0, span) seconds).
 fn starts(seed: u64, n: usize, span: f64) -> Vec<f64> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5EED;
@@ -89,11 +93,15 @@ impl Experiment for LastLink {
             ("PER heuristic", false, false, true),
         ];
         let mut jobs = Vec::new();
-        let mut sets: Vec<(&[Variant], f64)> = vec![(&VARIANTS[..], 0.0)];
+        // (variants, PER, main flow's window limit in segments; 0 = none).
+        let mut sets: Vec<(&[Variant], f64, u32)> = vec![(&VARIANTS[..], 0.0, 0)];
         for &p in &pers {
-            sets.push((&table1[..], p));
+            sets.push((&table1[..], p, 0));
         }
-        for (set, loss) in sets {
+        // Supplementary, not the paper's setup as we read it: the main flow limited to ns-2's
+        // default window of 20 segments, so that no slow-start overshoot can happen.
+        sets.push((&table1[..], SUPP_PER, SUPP_WINDOW));
+        for (set, loss, window) in sets {
             for &rtt in &rtts {
                 for &(label, max_cwnd, initial, per_h) in set {
                     for seed in 1..=seeds {
@@ -108,6 +116,9 @@ impl Experiment for LastLink {
                             ("run.seed", seed.to_string()),
                             ("run.duration", format!("{duration}s")),
                         ];
+                        if window > 0 {
+                            params.push(("flow.main.tcp.max_window_segments", window.to_string()));
+                        }
                         let st = starts(seed, CROSS_IDS.len(), span);
                         let keys: Vec<String> = CROSS_IDS
                             .iter()
@@ -118,7 +129,8 @@ impl Experiment for LastLink {
                             owned.push((k.as_str(), format!("{s:.3}s")));
                         }
                         params.extend(owned);
-                        let name = format!("rtt={rtt} loss={loss} {label} seed={seed}");
+                        let name =
+                            format!("rtt={rtt} loss={loss} window={window} {label} seed={seed}");
                         jobs.push(Job {
                             scenario: template.build(&name, &params)?,
                             label: name,
@@ -171,12 +183,32 @@ impl Experiment for LastLink {
         };
         let fig3 = collect(VARIANTS.len());
         let by_per: Vec<Vec<Vec<Point>>> = pers.iter().map(|_| collect(2)).collect();
-        let Some(t1) = by_per.last() else {
+        let supp = collect(2);
+        if by_per.is_empty() {
             return Err(LabError::Simulation {
                 label: "last-link".into(),
                 message: "no PER runs".into(),
             });
+        }
+        // Table 1's rows have no PER: they average the Fig. 5 runs over the PER values
+        // ("In above experiments, we also calculate average throughput", §4.3). Per RTT and
+        // variant k (0 NewReno, 1 PER heuristic): main flow and bulk cross flow, averaged over
+        // the PER values we run.
+        let avg_over_per = |ri: usize, k: usize, dummy: bool| -> f64 {
+            let v: Vec<f64> = by_per
+                .iter()
+                .map(|runs| {
+                    let p = &runs[ri][k];
+                    mean(if dummy { &p.dummy } else { &p.main })
+                })
+                .collect();
+            v.iter().sum::<f64>() / v.len() as f64
         };
+        let per_list = pers
+            .iter()
+            .map(|p| format!("{}", 100.0 * p))
+            .collect::<Vec<_>>()
+            .join(", ");
 
         let mut report = Report::new(self.title());
         report.section(
@@ -232,40 +264,75 @@ impl Experiment for LastLink {
             &series,
         )?;
         report.image("Figure 3", "fig3-throughput.svg");
-        // Table 1.
+        // Table 1: averages over PER.
         let mut rows = Vec::new();
         for (ri, rtt) in rtts.iter().enumerate() {
             let paper = PAPER_TABLE1.iter().find(|p| p.0 == *rtt);
+            let (n, h) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
             rows.push(vec![
                 rtt.to_string(),
-                num(mean(&t1[ri][0].main), 1),
-                num(mean(&t1[ri][1].main), 1),
-                num(mean(&t1[ri][0].dummy), 1),
-                num(mean(&t1[ri][1].dummy), 1),
-                format!(
-                    "{} / {}",
-                    num(100.0 * mean(&t1[ri][0].plr), 2),
-                    num(100.0 * mean(&t1[ri][1].plr), 2)
-                ),
+                num(n, 1),
+                num(h, 1),
+                num(h / n, 2),
+                num(avg_over_per(ri, 0, true), 1),
+                num(avg_over_per(ri, 1, true), 1),
                 paper.map_or("–".into(), |p| {
                     format!("{} / {} / {} / {}", p.1, p.2, p.3, p.4)
                 }),
             ]);
         }
         report.section(
-            "Table 1: PER heuristic at PER 0.8 % (kb/s)",
-            "Ours at PER 0.8 %; the paper's Table 1 row (TCP / HTCP / dummy next to TCP / dummy \
-             next to HTCP) summarises its runs over PER 0.08–0.8 %.",
+            "Table 1: PER heuristic, averaged over PER (kb/s)",
+            &format!(
+                "Each row averages the runs at PER {per_list} % (the paper's Table 1 averages its \
+                 Fig. 5 runs over PER 0.08–0.8 %; the PER values it used are not given). Paper \
+                 column: TCP / HTCP / dummy next to TCP / dummy next to HTCP, no unit printed."
+            ),
         );
         report.table(
             &[
                 "RTT (ms)",
                 "NewReno",
                 "PER heuristic",
+                "ratio",
                 "bulk cross flow next to NewReno",
                 "next to PER heuristic",
-                "PLR % N / H",
                 "paper",
+            ],
+            &rows,
+        );
+        // Per PER (the data behind Fig. 5).
+        let mut rows = Vec::new();
+        for (pi, p) in pers.iter().enumerate() {
+            for (ri, rtt) in rtts.iter().enumerate() {
+                let pt = &by_per[pi][ri];
+                rows.push(vec![
+                    format!("{}", 100.0 * p),
+                    rtt.to_string(),
+                    num(mean(&pt[0].main), 1),
+                    num(mean(&pt[1].main), 1),
+                    num(mean(&pt[1].main) / mean(&pt[0].main), 2),
+                    format!(
+                        "{} / {}",
+                        num(100.0 * mean(&pt[0].plr), 2),
+                        num(100.0 * mean(&pt[1].plr), 2)
+                    ),
+                ]);
+            }
+        }
+        report.section(
+            "Per PER (kb/s)",
+            "PLR = retransmitted / (delivered + retransmitted) segments of the main flow over \
+             the whole run, NewReno / PER heuristic.",
+        );
+        report.table(
+            &[
+                "PER (%)",
+                "RTT (ms)",
+                "NewReno",
+                "PER heuristic",
+                "ratio",
+                "PLR % N / H",
             ],
             &rows,
         );
@@ -295,6 +362,38 @@ impl Experiment for LastLink {
             )?;
             report.image("Figure 5", "fig5-per.svg");
         }
+        // Supplementary.
+        let mut rows = Vec::new();
+        for (ri, rtt) in rtts.iter().enumerate() {
+            let pt = &supp[ri];
+            rows.push(vec![
+                rtt.to_string(),
+                num(mean(&pt[0].main), 1),
+                num(mean(&pt[1].main), 1),
+                num(mean(&pt[1].main) / mean(&pt[0].main), 2),
+                format!(
+                    "{} / {}",
+                    num(100.0 * mean(&pt[0].plr), 2),
+                    num(100.0 * mean(&pt[1].plr), 2)
+                ),
+            ]);
+        }
+        report.section(
+            "Supplementary (not a claim): main flow window limited to 20 segments, PER 0.8 % (kb/s)",
+            "A hypothesis test outside the paper's setup as we read it: with ns-2's default \
+             window of 20 segments the main flow cannot overshoot the 7 Mb/s link in slow \
+             start, so every loss is a wireless one and PLR tracks the PER itself.",
+        );
+        report.table(
+            &[
+                "RTT (ms)",
+                "NewReno",
+                "PER heuristic",
+                "ratio",
+                "PLR % N / H",
+            ],
+            &rows,
+        );
         // Claims.
         let mut ours = serde_json::Map::new();
         let (mut ge, mut best) = (true, true);
@@ -328,13 +427,13 @@ impl Experiment for LastLink {
         let mut paper = serde_json::Map::new();
         let (mut ratio_ok, mut fair) = (true, true);
         for (ri, rtt) in rtts.iter().enumerate() {
-            let (n, h) = (mean(&t1[ri][0].main), mean(&t1[ri][1].main));
-            let (dn, dh) = (mean(&t1[ri][0].dummy), mean(&t1[ri][1].dummy));
+            let (n, h) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
+            let (dn, dh) = (avg_over_per(ri, 0, true), avg_over_per(ri, 1, true));
             ratio_ok &= h >= 2.5 * n;
             fair &= (dh - dn).abs() <= 0.05 * dn;
             ours.insert(
                 format!("rtt={rtt}"),
-                json!({"newreno": n, "per_heuristic": h, "ratio": h / n, "cross_next_to_newreno": dn, "cross_next_to_per": dh}),
+                json!({"per_values_pct": per_list, "newreno": n, "per_heuristic": h, "ratio": h / n, "cross_next_to_newreno": dn, "cross_next_to_per": dh}),
             );
             if let Some(p) = PAPER_TABLE1.iter().find(|p| p.0 == *rtt) {
                 paper.insert(
@@ -345,14 +444,14 @@ impl Experiment for LastLink {
         }
         report.claim(Claim::new(
             "per-heuristic-2.5x",
-            "Table 1: at PER 0.8 % the PER heuristic's throughput is at least 2.5× NewReno's at every RTT",
+            "Table 1: averaged over the PER values run, the PER heuristic's throughput is at least 2.5× NewReno's at every RTT",
             ours.clone().into(),
             paper.clone().into(),
             ratio_ok,
         ));
         report.claim(Claim::new(
             "per-heuristic-cross-fair",
-            "Table 1: the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno",
+            "Table 1: averaged over the PER values run, the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno",
             ours.into(),
             paper.into(),
             fair,
@@ -366,23 +465,43 @@ impl Experiment for LastLink {
              default window of 20 segments (which reproduces the dummy flows' order of \
              magnitude, 1.6 Mb/s at 100 ms) and the main flow an unlimited window so that the \
              window heuristics can matter; queues are 100 packets. Telnet sources are \
-             constant low-rate streams.\n\n\
+             constant low-rate streams. Table 1 prints no unit: our NewReno column is about \
+             ten times the paper's if its numbers are kb/s; its main-flow columns would be \
+             close to ours if they were KB/s, but its dummy column cannot be KB/s per flow \
+             (five flows of 11 Mb/s exceed the 45 Mb/s core), so we leave this open \
+             (docs/DECISIONS.md).\n\n\
              **Max-Cwnd** uses the connection's minimum RTT (docs/DECISIONS.md): with the \
              smoothed RTT the cap follows the window up through the queue it causes and never \
-             binds. **Initial tuning** sends a burst of BW·RTT segments at 100 Mb/s; whenever \
-             that exceeds the 100-packet queues (RTT ≥ 200 ms) it loses many segments at once, \
-             which NewReno without SACK repairs one per RTT, so Initial alone is at most a \
-             little better than NewReno (as the paper says) and Max-Cwnd + Initial can fall \
-             below Max-Cwnd alone, the opposite of Fig. 3's ordering.\n\n\
-             **PER heuristic.** It excuses a loss only while PLR = retransmitted / sent \
-             segments ≤ PER. Not cutting the window lets it grow until the access queue \
-             overflows, and NewReno's timeouts retransmit whole windows (go-back-N, counted in \
-             N_retr): the column \"PLR % N / H\" shows PLR above the 0.8 % PER almost all the \
-             time, so the heuristic rarely fires and gains a few percent, not the paper's \
-             3–4×. The cross flows are window-limited and the 45 Mb/s core is not congested, \
-             so their throughput is the same next to either variant (the fairness claim holds, \
-             but it is not a strong test here). Claims are computed from our numbers as \
-             measured.",
+             binds. **Initial tuning** puts BW·RTT segments on the wire at once. From RTT \
+             200 ms on (BW·RTT ≥ 175 segments) that burst overflows the server's own \
+             100-packet interface queue (with a larger one, the core and access queues), \
+             and NewReno without SACK repairs the hundreds of losses one per RTT, at tens of \
+             kb/s for the first minutes of the run. Max-Cwnd alone caps slow start at the \
+             pipe size and never sends such a burst, so Max-Cwnd + Initial falls below \
+             Max-Cwnd alone, the opposite of Fig. 3's ordering; with SACK or larger queues \
+             (supplementary runs in docs/DECISIONS.md) the ordering stays the same.\n\n\
+             **PER heuristic.** It is consulted at every loss detection (§3.3 \"whenever a \
+             segment loss is detected\"; §1.1 names both dup-ACKs and the timeout): at the \
+             start of a recovery episode, at every partial ACK of an episode it excused, and \
+             at a timeout. Two things keep it far from the paper's 3–4×. *Start-up:* PLR is \
+             0 when slow start first overshoots the access link, so that congestion loss is \
+             excused; the window stays above what the path holds while NewReno without SACK \
+             repairs one loss per RTT, and N_retr counts only the repaired losses while N_tx \
+             counts every new (and often dropped) segment, so PLR crosses PER only after \
+             seconds. By then hundreds of segments are lost and retransmitted, and the \
+             cumulative PLR stays above the PER for the rest of the run (column \"PLR % N / \
+             H\"), so the heuristic seldom fires again. *Knife edge:* even without the \
+             overshoot (supplementary runs, window 20) every loss is a wireless one, PLR \
+             tracks the PER itself, and the heuristic excuses only the losses that come while \
+             the running PLR happens to be below it: a gain of tens of percent. The paper's \
+             ratios (×3.3–3.6) are close to what we measure when every dup-ACK loss is \
+             excused while timeouts keep NewReno's response \
+             (experiments/last-link/hypothesis-excuse-dupack-losses.patch; ×2.5–3.5 at PER \
+             0.8 %, docs/DECISIONS.md): a hypothesis about the paper's code, not our reading \
+             of its text. The cross flows are \
+             window-limited and the 45 Mb/s core is not congested, so their throughput is the \
+             same next to either variant (the fairness claim holds, but it is not a strong \
+             test here). Claims are computed from our numbers as measured.",
         );
         Ok(report)
     }

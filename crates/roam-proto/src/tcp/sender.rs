@@ -38,6 +38,10 @@ struct Recovery {
     point: u64,
     /// RFC 6582 window inflation (dup-ACKs beyond the window), NewReno mode only.
     inflation: u64,
+    /// The episode was entered without a window cut because the last-link PER heuristic
+    /// judged the loss wireless; a later loss detected in the same episode consults it again
+    /// (last-link-heuristics.txt §3.3, "whenever a segment loss is detected").
+    per_excused: bool,
 }
 
 /// Sender-side counters.
@@ -301,6 +305,7 @@ impl Sender {
         self.recovery = Some(Recovery {
             point: self.snd_nxt,
             inflation: if self.sack { 0 } else { inflation },
+            per_excused: false,
         });
         self.recover = self.snd_nxt;
         self.rto_deadline = Some(now + self.rtt.rto());
@@ -515,6 +520,21 @@ impl Sender {
                 self.recovery = None;
                 self.cc.on_recovery_end(now);
             } else if acked > 0 {
+                // A partial ACK reveals a further loss in the episode. last-link-heuristics.txt
+                // §3.3 asks for the PLR/PER comparison "whenever a segment loss is detected":
+                // if the episode was excused as wireless but the connection's PLR now exceeds
+                // the PER, do the congestion response (once per episode, as NewReno cuts once).
+                if rec.per_excused && !self.per_says_wireless() {
+                    rec.per_excused = false;
+                    // The loss window is the window in force: without SACK the pipe counts
+                    // everything outstanding, which the episode's inflation has let grow
+                    // far beyond what is in the network.
+                    self.cc.on_loss(&LossEvent {
+                        now,
+                        cause: LossCause::DupAcks,
+                        in_flight: self.board.pipe().min(self.cc.window()),
+                    });
+                }
                 if !self.sack {
                     // RFC 6582 §3.2 step 3 partial ACK: retransmit the first unacknowledged
                     // segment, deflate by the amount acknowledged, add back one segment.
@@ -538,11 +558,8 @@ impl Sender {
             || (self.sack && self.board.first_is_lost());
         // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
         if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
-            let wireless = eln_hole
-                || self.last_link.loss_is_wireless(
-                    self.stats.retransmitted_segments,
-                    self.stats.segments_sent + self.stats.retransmitted_segments,
-                );
+            let per_excused = !eln_hole && self.per_says_wireless();
+            let wireless = eln_hole || per_excused;
             if !wireless && self.recovery_mode == RecoveryMode::Probing {
                 // tcp-probing.txt §3 case 2: three dup-ACKs start a probe cycle instead.
                 self.start_probe_cycle(ProbeTrigger::DupAcks);
@@ -561,6 +578,7 @@ impl Sender {
                 } else {
                     u64::from(self.dupacks.min(self.dup_thresh)) * self.mss
                 },
+                per_excused,
             });
             self.recover = self.snd_nxt;
             self.stats.recoveries += 1;
@@ -580,6 +598,16 @@ impl Sender {
             self.board.mark_first_lost();
             self.force_retransmit = true;
         }
+    }
+
+    /// last-link-heuristics.txt §3.3: PLR = N_retr / N_tx over the connection so far (every
+    /// segment retransmitted / every segment transmitted, retransmissions included) is not
+    /// larger than the reported PER, so the loss counts as corruption.
+    fn per_says_wireless(&self) -> bool {
+        self.last_link.loss_is_wireless(
+            self.stats.retransmitted_segments,
+            self.stats.segments_sent + self.stats.retransmitted_segments,
+        )
     }
 
     /// The usable window: congestion window (capped) plus NewReno inflation.
@@ -734,6 +762,29 @@ impl Sender {
                 self.stats.timeouts += 1;
                 self.dupacks = 0;
                 self.start_probe_cycle(ProbeTrigger::Timeout);
+                return;
+            }
+            if self.per_says_wireless() {
+                // last-link-heuristics.txt §3.3 applies "whenever a segment loss is detected",
+                // and §1.1 names the timeout as one of the two detections. With PLR not above
+                // PER the sender "only retransmits the lost segment without Cwnd reduction":
+                // the first unacknowledged segment, no go-back-N, window kept. The timer still
+                // backs off (RFC 6298 §5.5), and the rest of the window is repaired by partial
+                // ACKs in a recovery episode that consults the heuristic again on each of them.
+                self.stats.timeouts += 1;
+                self.stats.wireless_recoveries += 1;
+                self.rtt.back_off();
+                // The first segment may itself be a lost retransmission: re-arm it.
+                self.board.remark_first_lost();
+                self.recovery = Some(Recovery {
+                    point: self.snd_nxt,
+                    inflation: 0,
+                    per_excused: true,
+                });
+                self.recover = self.snd_nxt;
+                self.dupacks = 0;
+                self.force_retransmit = true;
+                self.rto_deadline = Some(now + self.rtt.rto());
                 return;
             }
             // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, retransmit.
