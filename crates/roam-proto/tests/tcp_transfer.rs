@@ -193,6 +193,34 @@ fn zero_window_is_probed_until_the_reader_drains() {
 }
 
 #[test]
+fn zero_window_probe_is_resent_at_every_expiry() {
+    // RFC 1122 §4.2.2.17: the sender keeps probing a zero window for as long as it stays
+    // closed. The probe byte is retransmitted at every (backed-off) expiry, not only the first.
+    let cfg = TcpConfig {
+        recv_buffer: 8_000,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, 10);
+    p.server_reads = false;
+    let d = data(50_000, 10);
+    let mut off = 0;
+    while p.now.as_secs_f64() < 60.0 {
+        off += p.client.write(&d[off..]);
+        if !p.step() {
+            break;
+        }
+    }
+    // Expiries at about 2, 6, 14 and 30 s after the window closed.
+    let probes = p.client.stats().sender.retransmitted_segments;
+    assert!(probes >= 4, "probe resent {probes} times in 60 s");
+    // A lost window update is covered by the next probe.
+    p.rev.blackout = Some((60.0, 65.0));
+    p.server_reads = true;
+    p.transfer(&d[off..], 400.0);
+    assert!(p.received == d);
+}
+
+#[test]
 fn handshake_gives_up_when_the_peer_never_answers() {
     let mut p = Pair::new(TcpConfig::default(), 9);
     p.fwd.loss = 1.0;

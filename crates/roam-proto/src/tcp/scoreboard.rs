@@ -256,7 +256,7 @@ impl Scoreboard {
 
     /// Marks the first outstanding segment lost and due for (another) retransmission, even if
     /// it was already retransmitted (the end of a TCP-Probing cycle, which replaces the
-    /// retransmission a timeout would have made).
+    /// retransmission a timeout would have made; a zero-window probe; an excused timeout).
     pub fn remark_first_lost(&mut self) {
         let Some(s) = self.segs.front().copied() else {
             return;

@@ -744,8 +744,9 @@ impl Sender {
             }
             if self.peer_window == 0 {
                 // The outstanding byte is a zero-window probe: probe again without treating
-                // the silence as congestion, and never give up (RFC 1122 §4.2.2.17).
-                self.board.mark_first_lost();
+                // the silence as congestion, and never give up (RFC 1122 §4.2.2.17). The probe
+                // byte has usually been sent before: re-arm it even if already retransmitted.
+                self.board.remark_first_lost();
                 self.force_retransmit = true;
                 self.persist_backoff = (self.persist_backoff + 1).min(6);
                 let every = self.rtt.rto() * (1 << self.persist_backoff);
