@@ -425,15 +425,30 @@ impl Experiment for LastLink {
         ));
         let mut ours = serde_json::Map::new();
         let mut paper = serde_json::Map::new();
+        // The claims are judged at PER 0.8 %, as the issue states them; the averages over the
+        // PER values run (how the paper's Table 1 was made, §4.3) are reported beside them.
+        let at_08 = pers
+            .iter()
+            .position(|p| (*p - 0.008).abs() < 1e-12)
+            .unwrap_or(pers.len() - 1);
         let (mut ratio_ok, mut fair) = (true, true);
         for (ri, rtt) in rtts.iter().enumerate() {
-            let (n, h) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
-            let (dn, dh) = (avg_over_per(ri, 0, true), avg_over_per(ri, 1, true));
+            let pt = &by_per[at_08][ri];
+            let (n, h) = (mean(&pt[0].main), mean(&pt[1].main));
+            let (dn, dh) = (mean(&pt[0].dummy), mean(&pt[1].dummy));
             ratio_ok &= h >= 2.5 * n;
             fair &= (dh - dn).abs() <= 0.05 * dn;
+            let (an, ah) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
+            let (adn, adh) = (avg_over_per(ri, 0, true), avg_over_per(ri, 1, true));
             ours.insert(
                 format!("rtt={rtt}"),
-                json!({"per_values_pct": per_list, "newreno": n, "per_heuristic": h, "ratio": h / n, "cross_next_to_newreno": dn, "cross_next_to_per": dh}),
+                json!({
+                    "per_pct": 100.0 * pers[at_08],
+                    "newreno": n, "per_heuristic": h, "ratio": h / n,
+                    "cross_next_to_newreno": dn, "cross_next_to_per": dh,
+                    "average_over_per": {"per_values_pct": per_list, "newreno": an, "per_heuristic": ah,
+                        "ratio": ah / an, "cross_next_to_newreno": adn, "cross_next_to_per": adh},
+                }),
             );
             if let Some(p) = PAPER_TABLE1.iter().find(|p| p.0 == *rtt) {
                 paper.insert(
@@ -444,14 +459,14 @@ impl Experiment for LastLink {
         }
         report.claim(Claim::new(
             "per-heuristic-2.5x",
-            "Table 1: averaged over the PER values run, the PER heuristic's throughput is at least 2.5× NewReno's at every RTT",
+            "Table 1: at PER 0.8 % the PER heuristic's throughput is at least 2.5× NewReno's at every RTT (the average over the PER values run is reported too)",
             ours.clone().into(),
             paper.clone().into(),
             ratio_ok,
         ));
         report.claim(Claim::new(
             "per-heuristic-cross-fair",
-            "Table 1: averaged over the PER values run, the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno",
+            "Table 1: at PER 0.8 % the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno (the average over the PER values run is reported too)",
             ours.into(),
             paper.into(),
             fair,
@@ -496,8 +511,8 @@ impl Experiment for LastLink {
              the running PLR happens to be below it: a gain of tens of percent. The paper's \
              ratios (×3.3–3.6) are close to what we measure when every dup-ACK loss is \
              excused while timeouts keep NewReno's response \
-             (experiments/last-link/hypothesis-excuse-dupack-losses.patch; ×2.5–3.5 at PER \
-             0.8 %, docs/DECISIONS.md): a hypothesis about the paper's code, not our reading \
+             (a PER compared in percent with a fractional PLR and no check at timeouts; \
+             ×2.5–3.5 at PER 0.8 %, docs/DECISIONS.md): a hypothesis about the paper's code, not our reading \
              of its text. The cross flows are \
              window-limited and the 45 Mb/s core is not congested, so their throughput is the \
              same next to either variant (the fairness claim holds, but it is not a strong \
