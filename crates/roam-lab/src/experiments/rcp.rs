@@ -115,7 +115,10 @@ fn explanation(id: &str) -> &'static str {
              there RCP-NewReno already keeps the forward link about 85 % busy (all traffic \
              counted; see `forward_utilization_with_newreno`), so no controller can add 20 %. \
              We did not tune RCP-STP to pass this threshold, which is our own reading of \
-             \"much better\"; the paper gives Figure 5(c) only as a plot."
+             \"much better\"; the paper gives Figure 5(c) only as a plot. A likely reason \
+             for the smaller gap: much of what STP adds to TCP (receiver-driven selective \
+             re-requests, feedback that tolerates reverse-path loss) RCP-NewReno already has, \
+             so only the congestion-control part of STP is left to make a difference."
         }
         "power-rcp-less-energy" | "power-rcp-throughput-not-lower" => {
             "Energy is counted per interface state; the idle power (1.15 W) is our assumption \
