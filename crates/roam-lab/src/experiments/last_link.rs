@@ -59,6 +59,22 @@ fn mean(e: &Estimate) -> f64 {
     e.mean.unwrap_or(f64::NAN)
 }
 
+/// Table cells for a NewReno / PER-heuristic pair of points: both throughputs, their ratio,
+/// and both PLRs in percent.
+fn heuristic_cells(pair: &[Point]) -> [String; 4] {
+    let (n, h) = (&pair[0], &pair[1]);
+    [
+        num(mean(&n.main), 1),
+        num(mean(&h.main), 1),
+        num(mean(&h.main) / mean(&n.main), 2),
+        format!(
+            "{} / {}",
+            num(100.0 * mean(&n.plr), 2),
+            num(100.0 * mean(&h.plr), 2)
+        ),
+    ]
+}
+
 struct Point {
     main: Estimate,
     dummy: Estimate,
@@ -305,19 +321,9 @@ impl Experiment for LastLink {
         let mut rows = Vec::new();
         for (pi, p) in pers.iter().enumerate() {
             for (ri, rtt) in rtts.iter().enumerate() {
-                let pt = &by_per[pi][ri];
-                rows.push(vec![
-                    format!("{}", 100.0 * p),
-                    rtt.to_string(),
-                    num(mean(&pt[0].main), 1),
-                    num(mean(&pt[1].main), 1),
-                    num(mean(&pt[1].main) / mean(&pt[0].main), 2),
-                    format!(
-                        "{} / {}",
-                        num(100.0 * mean(&pt[0].plr), 2),
-                        num(100.0 * mean(&pt[1].plr), 2)
-                    ),
-                ]);
+                let mut row = vec![format!("{}", 100.0 * p), rtt.to_string()];
+                row.extend(heuristic_cells(&by_per[pi][ri]));
+                rows.push(row);
             }
         }
         report.section(
@@ -365,18 +371,9 @@ impl Experiment for LastLink {
         // Supplementary.
         let mut rows = Vec::new();
         for (ri, rtt) in rtts.iter().enumerate() {
-            let pt = &supp[ri];
-            rows.push(vec![
-                rtt.to_string(),
-                num(mean(&pt[0].main), 1),
-                num(mean(&pt[1].main), 1),
-                num(mean(&pt[1].main) / mean(&pt[0].main), 2),
-                format!(
-                    "{} / {}",
-                    num(100.0 * mean(&pt[0].plr), 2),
-                    num(100.0 * mean(&pt[1].plr), 2)
-                ),
-            ]);
+            let mut row = vec![rtt.to_string()];
+            row.extend(heuristic_cells(&supp[ri]));
+            rows.push(row);
         }
         report.section(
             "Supplementary (not a claim): main flow window limited to 20 segments, PER 0.8 % (kb/s)",
