@@ -1,10 +1,13 @@
 //! Data integrity under random impairments: every byte delivered once, in order, unchanged —
-//! under loss, reordering, duplication and blackouts in both directions, over many seeds.
+//! under loss, reordering, duplication and blackouts in both directions, over many seeds, with
+//! the plain engine and with its wireless options.
 
 mod support;
 
 use proptest::prelude::*;
-use roam_proto::tcp::TcpConfig;
+use roam_proto::linkinfo::LinkInfo;
+use roam_proto::tcp::{LastLinkConfig, RecoveryMode, TcpConfig};
+use roam_proto::Time;
 use support::{data, Impair, Pair};
 
 fn impair() -> impl Strategy<Value = Impair> {
@@ -40,6 +43,73 @@ proptest! {
         p.rev = rev;
         let d = data(len, seed);
         p.transfer(&d, 3_000.0);
+        prop_assert_eq!(p.received.len(), d.len());
+        prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// The wireless options (last-link heuristics fed by the receiver's reports, TCP-Probing,
+    /// ELN) change when and what the sender retransmits; none of them may lose, duplicate or
+    /// corrupt data.
+    #[test]
+    fn stream_arrives_intact_with_the_wireless_options(
+        seed in any::<u64>(),
+        fwd in impair(),
+        rev in impair(),
+        sack in any::<bool>(),
+        (max_cwnd, initial, per_heuristic) in (any::<bool>(), any::<bool>(), any::<bool>()),
+        probing in any::<bool>(),
+        eln in any::<bool>(),
+        per in 0.0..0.2f64,
+        len in 1usize..150_000,
+    ) {
+        let cfg = TcpConfig {
+            sack,
+            min_rto_ms: 200,
+            report_link_info: true,
+            eln,
+            recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
+            last_link: LastLinkConfig { max_cwnd, initial, per: per_heuristic, ..LastLinkConfig::default() },
+            ..TcpConfig::default()
+        };
+        let mut p = Pair::new(cfg, seed);
+        p.fwd = fwd;
+        p.rev = rev;
+        let d = data(len, seed);
+        let info = LinkInfo {
+            wireless: true,
+            per,
+            loss_prob: per,
+            bandwidth_bps: 2_000_000,
+            up: true,
+            ..LinkInfo::default()
+        };
+        let end = Time::from_secs_f64(3_000.0);
+        let (mut off, mut closed, mut informed) = (0, false, false);
+        while p.now < end {
+            if !informed {
+                let now = p.now;
+                if let Some(server) = p.server.as_mut() {
+                    server.set_link_info(now, info);
+                    informed = true;
+                }
+            }
+            if off < d.len() {
+                off += p.client.write(&d[off..]);
+            } else if !closed {
+                p.client.close();
+                closed = true;
+            }
+            if !p.step() {
+                break;
+            }
+            if closed && p.client.is_closed() && p.server.as_ref().is_some_and(|s| s.is_closed()) {
+                break;
+            }
+        }
         prop_assert_eq!(p.received.len(), d.len());
         prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
     }
