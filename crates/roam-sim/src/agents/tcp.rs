@@ -11,6 +11,37 @@ use roam_wire::ConnId;
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 
+/// The [`Agent`] methods both TCP agents implement alike: timer expiries, link changes and
+/// corruption reports go to the agent's connection, then `after_call` reads, writes and
+/// flushes. Expects the fields `conn: Option<Connection>` and `iface: IfaceIdx` and a method
+/// `after_call(&mut self, &mut dyn NetCtx)`.
+macro_rules! connection_events {
+    () => {
+        fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
+            if let Some(conn) = self.conn.as_mut() {
+                conn.handle_timeout(ctx.now());
+            }
+            self.after_call(ctx);
+        }
+
+        fn next_timer(&self) -> Option<roam_proto::Time> {
+            self.conn.as_ref().and_then(|c| c.poll_timeout())
+        }
+
+        fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
+            feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
+            self.after_call(ctx);
+        }
+
+        fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+            if let Some(conn) = self.conn.as_mut() {
+                conn.handle_corrupted(ctx.now(), &packet.payload);
+            }
+            self.after_call(ctx);
+        }
+    };
+}
+
 /// Largest datagram the engine writes with the default options (header, options, payload).
 const DATAGRAM_CAPACITY: usize = 1600;
 
@@ -191,28 +222,7 @@ impl Agent for TcpSenderAgent {
         self.after_call(ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_timeout(ctx.now());
-        }
-        self.after_call(ctx);
-    }
-
-    fn next_timer(&self) -> Option<roam_proto::Time> {
-        self.conn.as_ref().and_then(|c| c.poll_timeout())
-    }
-
-    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
-        feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
-        self.after_call(ctx);
-    }
-
-    fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_corrupted(ctx.now(), &packet.payload);
-        }
-        self.after_call(ctx);
-    }
+    connection_events!();
 
     fn sample(&self) -> AgentSample {
         match &self.conn {
@@ -274,28 +284,7 @@ impl Agent for TcpReceiverAgent {
         self.after_call(ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_timeout(ctx.now());
-        }
-        self.after_call(ctx);
-    }
-
-    fn next_timer(&self) -> Option<roam_proto::Time> {
-        self.conn.as_ref().and_then(|c| c.poll_timeout())
-    }
-
-    fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
-        feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
-        self.after_call(ctx);
-    }
-
-    fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_corrupted(ctx.now(), &packet.payload);
-        }
-        self.after_call(ctx);
-    }
+    connection_events!();
 }
 
 /// Hands the simulator's facts about the flow's interface to the engine (the host's job; a
