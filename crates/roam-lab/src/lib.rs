@@ -41,6 +41,14 @@ impl Ctx {
         self.repo_root.join("experiments").join(name)
     }
 
+    /// Creates [`Ctx::out_dir`] (plots are written into it while the experiment runs).
+    pub fn create_out_dir(&self) -> Result<(), LabError> {
+        std::fs::create_dir_all(&self.out_dir).map_err(|source| LabError::Io {
+            path: self.out_dir.clone(),
+            source,
+        })
+    }
+
     /// `quick` or `full` value.
     pub fn pick<T>(&self, quick: T, full: T) -> T {
         if self.quick {

@@ -55,10 +55,7 @@ impl Experiment for Atl {
     }
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
-        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| LabError::Io {
-            path: ctx.out_dir.clone(),
-            source,
-        })?;
+        ctx.create_out_dir()?;
         let mut report = Report::new(self.title());
         report.section(
             "Setup",

@@ -93,10 +93,7 @@ impl Experiment for LastLink {
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
         let template = Template::load(&ctx.experiment_dir("last-link").join("access.toml"))?;
-        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| LabError::Io {
-            path: ctx.out_dir.clone(),
-            source,
-        })?;
+        ctx.create_out_dir()?;
         let rtts: Vec<u64> = ctx.pick(vec![100, 300], vec![100, 200, 300, 400]);
         let seeds: u64 = ctx.pick(1, 3);
         let duration: u64 = ctx.pick(60, 1000);

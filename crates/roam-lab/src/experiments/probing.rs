@@ -132,10 +132,7 @@ impl Experiment for Probing {
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
         let dir = ctx.experiment_dir("probing");
-        std::fs::create_dir_all(&ctx.out_dir).map_err(|source| LabError::Io {
-            path: ctx.out_dir.clone(),
-            source,
-        })?;
+        ctx.create_out_dir()?;
         let seeds: u64 = ctx.pick(2, 10);
         let size = ctx.pick("1MiB", "5MiB");
         let mut jobs = Vec::new();
