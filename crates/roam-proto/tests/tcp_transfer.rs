@@ -163,22 +163,29 @@ fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
     }
 }
 
-#[test]
-fn zero_window_is_probed_until_the_reader_drains() {
+/// A transfer of 50 000 bytes into an 8 000-byte receive buffer whose reader does not read,
+/// run until `until` seconds: returns the pair, the data and how much of it was written.
+fn stalled_reader(seed: u64, until: f64) -> (Pair, Vec<u8>, usize) {
     let cfg = TcpConfig {
         recv_buffer: 8_000,
         ..TcpConfig::default()
     };
-    let mut p = Pair::new(cfg, 8);
+    let mut p = Pair::new(cfg, seed);
     p.server_reads = false;
-    let d = data(50_000, 8);
+    let d = data(50_000, seed);
     let mut off = 0;
-    while p.now.as_secs_f64() < 20.0 {
+    while p.now.as_secs_f64() < until {
         off += p.client.write(&d[off..]);
         if !p.step() {
             break;
         }
     }
+    (p, d, off)
+}
+
+#[test]
+fn zero_window_is_probed_until_the_reader_drains() {
+    let (mut p, d, off) = stalled_reader(8, 20.0);
     let server = p.server.as_ref().expect("connected");
     assert_eq!(server.receiver().readable(), 8_000, "the window filled up");
     assert_eq!(
@@ -196,20 +203,7 @@ fn zero_window_is_probed_until_the_reader_drains() {
 fn zero_window_probe_is_resent_at_every_expiry() {
     // RFC 1122 §4.2.2.17: the sender keeps probing a zero window for as long as it stays
     // closed. The probe byte is retransmitted at every (backed-off) expiry, not only the first.
-    let cfg = TcpConfig {
-        recv_buffer: 8_000,
-        ..TcpConfig::default()
-    };
-    let mut p = Pair::new(cfg, 10);
-    p.server_reads = false;
-    let d = data(50_000, 10);
-    let mut off = 0;
-    while p.now.as_secs_f64() < 60.0 {
-        off += p.client.write(&d[off..]);
-        if !p.step() {
-            break;
-        }
-    }
+    let (mut p, d, off) = stalled_reader(10, 60.0);
     // Expiries at about 2, 6, 14 and 30 s after the window closed.
     let probes = p.client.stats().sender.retransmitted_segments;
     assert!(probes >= 4, "probe resent {probes} times in 60 s");
