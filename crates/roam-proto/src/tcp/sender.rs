@@ -757,11 +757,11 @@ impl Sender {
                 self.failed = true;
                 return;
             }
+            self.stats.timeouts += 1;
+            self.dupacks = 0;
             if self.recovery_mode == RecoveryMode::Probing {
                 // tcp-probing.txt §3 case 1: a timeout starts a probe cycle; neither the window
                 // nor the threshold nor the timer is adjusted until it completes.
-                self.stats.timeouts += 1;
-                self.dupacks = 0;
                 self.start_probe_cycle(ProbeTrigger::Timeout);
                 return;
             }
@@ -769,33 +769,25 @@ impl Sender {
                 // last-link-heuristics.txt §3.3 applies "whenever a segment loss is detected",
                 // and §1.1 names the timeout as one of the two detections. With PLR not above
                 // PER the sender "only retransmits the lost segment without Cwnd reduction":
-                // the first unacknowledged segment, no go-back-N, window kept. The timer still
-                // backs off (RFC 6298 §5.5), and the rest of the window is repaired by partial
-                // ACKs in a recovery episode that consults the heuristic again on each of them.
-                self.stats.timeouts += 1;
+                // the first unacknowledged segment (re-armed: it may itself be a lost
+                // retransmission), no go-back-N, window kept. The timer still backs off
+                // (RFC 6298 §5.5), and the rest of the window is repaired by partial ACKs in a
+                // recovery episode that consults the heuristic again on each of them.
                 self.stats.wireless_recoveries += 1;
-                self.rtt.back_off();
-                // The first segment may itself be a lost retransmission: re-arm it.
                 self.board.remark_first_lost();
                 self.recovery = Some(Recovery {
                     point: self.snd_nxt,
                     inflation: 0,
                     per_excused: true,
                 });
-                self.recover = self.snd_nxt;
-                self.dupacks = 0;
-                self.force_retransmit = true;
-                self.rto_deadline = Some(now + self.rtt.rto());
-                return;
+            } else {
+                // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: collapse the window, retransmit all.
+                self.cc.on_timeout(now, self.board.outstanding());
+                self.board.mark_all_lost();
+                self.recovery = None;
             }
-            // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: back off, collapse the window, retransmit.
-            self.stats.timeouts += 1;
-            self.cc.on_timeout(now, self.board.outstanding());
             self.rtt.back_off();
-            self.board.mark_all_lost();
-            self.recovery = None;
             self.recover = self.snd_nxt;
-            self.dupacks = 0;
             self.force_retransmit = true;
             self.rto_deadline = Some(now + self.rtt.rto());
         }
