@@ -221,10 +221,19 @@ pub fn fairness(
         wired_access_delay_ms,
         without_jitter,
     } = setup;
-    let mut params = vec![
+    let jitter_keys: Vec<String> = without_jitter
+        .iter()
+        .map(|l| format!("link.{l}.forward.jitter"))
+        .collect();
+    let mut params: Vec<(&str, String)> = vec![
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
+    params.extend(
+        jitter_keys
+            .iter()
+            .map(|k| (k.as_str(), "\"0ms\"".to_owned())),
+    );
     if reference != Reference::None {
         params.push(("flow.a{i}.cc", "\"newreno\"".to_owned()));
     }
@@ -233,14 +242,6 @@ pub fn fairness(
     }
     if let Some(ms) = wired_access_delay_ms {
         params.push(("link.wd{i}.delay", format!("\"{ms}ms\"")));
-    }
-    let keys: Vec<String> = without_jitter
-        .iter()
-        .map(|l| format!("link.{l}.forward.jitter"))
-        .collect();
-    let mut params: Vec<(&str, String)> = params;
-    for k in &keys {
-        params.push((k.as_str(), "\"0ms\"".to_owned()));
     }
     Ok(Job {
         scenario: t.build(&label, &params)?,
