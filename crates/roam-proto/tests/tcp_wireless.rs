@@ -415,3 +415,87 @@ fn max_cwnd_tuning_stops_growth_at_bandwidth_times_rtt() {
         "without the cap the window grows: {free} vs {capped}"
     );
 }
+
+/// Times at which new data left the sender in the first 300 ms after the receiver reported a
+/// 20 Mb/s last link over a 100 ms path (Initial tuning: BW·RTT ≈ 250 segments at once).
+fn initial_window_send_times(burst: bool) -> Vec<roam_proto::Time> {
+    let cfg = TcpConfig {
+        report_link_info: true,
+        last_link: LastLinkConfig {
+            initial: true,
+            initial_burst: burst,
+            ..LastLinkConfig::default()
+        },
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 13);
+    pair.delay = Duration::from_millis(50);
+    pair.bytes_per_sec = 1e9;
+    let payload = data(600 * MSS, 5);
+    let mut off = pair.client.write(&payload);
+    while pair.server.is_none() && pair.step() {}
+    let info = LinkInfo {
+        wireless: true,
+        bandwidth_bps: 20_000_000,
+        up: true,
+        ..LinkInfo::default()
+    };
+    let now = pair.now;
+    pair.server
+        .as_mut()
+        .expect("accepted")
+        .set_link_info(now, info);
+    let mut times = Vec::new();
+    let mut last = pair.client.sender().snd_nxt();
+    let end = pair.now + Duration::from_millis(300);
+    while pair.now < end {
+        if off < payload.len() {
+            off += pair.client.write(&payload[off..]);
+        }
+        if !pair.step() {
+            break;
+        }
+        let nxt = pair.client.sender().snd_nxt();
+        for _ in 0..(nxt.saturating_sub(last) / MSS as u64) {
+            times.push(pair.now);
+        }
+        last = nxt;
+    }
+    times
+}
+
+#[test]
+fn initial_tuning_paces_its_window_at_the_reported_bandwidth() {
+    // 1000-byte segments at 20 Mb/s: one every 0.4 ms (last-link-heuristics.txt §3.2 with our
+    // pacing, docs/DECISIONS.md). The window is installed once the first report arrives.
+    let paced = initial_window_send_times(false);
+    assert!(
+        paced.len() > 200,
+        "the initial window was sent: {}",
+        paced.len()
+    );
+    let most_at_once =
+        |t: &[roam_proto::Time]| t.chunk_by(|a, b| a == b).map(<[_]>::len).max().unwrap_or(0);
+    assert!(
+        most_at_once(&paced) <= 2,
+        "paced window left in bursts of {}",
+        most_at_once(&paced)
+    );
+    let gaps: Vec<Duration> = paced.windows(2).map(|w| w[1] - w[0]).collect();
+    let spaced = gaps
+        .iter()
+        .filter(|g| **g >= Duration::from_micros(399))
+        .count();
+    assert!(
+        spaced * 10 >= gaps.len() * 9,
+        "{spaced} of {} gaps at least one packet time",
+        gaps.len()
+    );
+    // Back to back (ns-2's behaviour) the same window leaves as one burst.
+    let burst = initial_window_send_times(true);
+    assert!(
+        most_at_once(&burst) > 100,
+        "burst of {}",
+        most_at_once(&burst)
+    );
+}

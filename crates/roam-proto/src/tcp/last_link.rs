@@ -30,6 +30,9 @@ pub struct LastLinkConfig {
     pub max_cwnd: bool,
     /// §3.2 Initial Cwnd & SSThresh Tuning: on the first report, `cwnd = ssthresh = BW·RTT/8`.
     pub initial: bool,
+    /// Send the window Initial tuning installs back to back, as ns-2 would, instead of pacing
+    /// it at the reported bandwidth (the default; see `initial_pacing.rs`).
+    pub initial_burst: bool,
     /// §3.3 PER heuristic: on a loss, if the connection's PLR = N_retr/N_tx is not above the
     /// reported PER, retransmit without reducing cwnd.
     pub per: bool,
@@ -77,6 +80,11 @@ impl LastLinkTuning {
     /// Which RTT the `BW·RTT` products use.
     pub fn rtt_kind(&self) -> LastLinkRtt {
         self.cfg.rtt
+    }
+
+    /// True when the window Initial tuning installs is paced at the reported bandwidth.
+    pub fn paces_initial(&self) -> bool {
+        !self.cfg.initial_burst
     }
 
     /// Records the receiver's report. Returns the initial window/threshold to install (§3.2)

@@ -13,6 +13,7 @@
 
 mod config;
 mod connection;
+mod initial_pacing;
 mod last_link;
 mod probing;
 mod reassembly;

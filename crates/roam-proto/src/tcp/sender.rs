@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
+use super::initial_pacing::InitialPacing;
 use super::last_link::{LastLinkRtt, LastLinkTuning};
 use super::probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::Scoreboard;
@@ -118,6 +119,8 @@ pub struct Sender {
     next_probe_id: u32,
     eln: bool,
     last_link: LastLinkTuning,
+    /// Pacing of the window Initial Cwnd tuning installed, while it lasts.
+    initial_pacing: Option<InitialPacing>,
 }
 
 /// What an incoming acknowledgement did.
@@ -169,6 +172,7 @@ impl Sender {
             next_probe_id: 1,
             eln: cfg.eln,
             last_link: LastLinkTuning::new(cfg.last_link),
+            initial_pacing: None,
         }
     }
 
@@ -197,6 +201,10 @@ impl Sender {
             .on_peer_link(info, self.last_link_rtt(), self.mss)
         {
             self.cc.set_window(w, Some(w));
+            if self.last_link.paces_initial() {
+                self.initial_pacing =
+                    InitialPacing::new(now, self.snd_nxt, w, self.mss, info.bandwidth_bps);
+            }
         }
     }
 
@@ -558,6 +566,8 @@ impl Sender {
             || (self.sack && self.board.first_is_lost());
         // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
         if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
+            // A loss ends the pacing of the initial window (the ACK clock takes over).
+            self.initial_pacing = None;
             let per_excused = !eln_hole && self.per_says_wireless();
             let wireless = eln_hole || per_excused;
             if !wireless && self.recovery_mode == RecoveryMode::Probing {
@@ -660,6 +670,9 @@ impl Sender {
         if len > 0 && len < self.mss && !self.board.is_empty() && !fin_pending {
             return None;
         }
+        if len > 0 && !self.initial_pacing_permits(now) {
+            return None;
+        }
         let fin = fin_pending && self.snd_nxt + len == data_end && (len > 0 || cwnd_room > 0);
         if len == 0 && !fin {
             if self.peer_window == 0 && self.board.is_empty() && self.persist_deadline.is_none() {
@@ -670,7 +683,24 @@ impl Sender {
         Some(self.send_new(now, len, fin))
     }
 
+    /// last-link-heuristics.txt §3.2 with our pacing (`initial_pacing.rs`): may the next new
+    /// segment of the initial window leave now? Ends the pacing once the window has left.
+    fn initial_pacing_permits(&mut self, now: Time) -> bool {
+        let snd_nxt = self.snd_nxt;
+        match self.initial_pacing.as_mut() {
+            Some(p) if p.active(snd_nxt) => p.permits(now),
+            Some(_) => {
+                self.initial_pacing = None;
+                true
+            }
+            None => true,
+        }
+    }
+
     fn send_new(&mut self, now: Time, len: u64, fin: bool) -> TxSegment {
+        if let Some(p) = self.initial_pacing.as_mut() {
+            p.on_sent(now);
+        }
         let seg = TxSegment {
             seq: self.snd_nxt,
             payload_len: len as u32,
@@ -707,7 +737,11 @@ impl Sender {
     /// The earliest timer deadline.
     pub fn deadline(&self) -> Option<Time> {
         let probe = self.probe.as_ref().and_then(ProbeCycle::deadline);
-        [self.rto_deadline, self.persist_deadline, probe]
+        let pacing = self
+            .initial_pacing
+            .as_ref()
+            .and_then(InitialPacing::deadline);
+        [self.rto_deadline, self.persist_deadline, probe, pacing]
             .into_iter()
             .flatten()
             .min()
@@ -715,6 +749,9 @@ impl Sender {
 
     /// Handles expired timers.
     pub fn on_timeout(&mut self, now: Time) {
+        if let Some(p) = self.initial_pacing.as_mut() {
+            p.on_timeout(now);
+        }
         if self
             .probe
             .as_ref()
@@ -759,6 +796,7 @@ impl Sender {
             }
             self.stats.timeouts += 1;
             self.dupacks = 0;
+            self.initial_pacing = None;
             if self.recovery_mode == RecoveryMode::Probing {
                 // tcp-probing.txt §3 case 1: a timeout starts a probe cycle; neither the window
                 // nor the threshold nor the timer is adjusted until it completes.
