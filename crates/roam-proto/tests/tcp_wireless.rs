@@ -363,6 +363,28 @@ fn gentle_recovery_lands_between_half_and_full_previous_window() {
     );
 }
 
+/// A pair whose client has written as much of `payload` as it takes and whose server, once
+/// the handshake is done, knows its link (`info`) and reports it in its ACKs. Returns the pair
+/// and how much of `payload` was written.
+fn pair_reporting(
+    cfg: TcpConfig,
+    seed: u64,
+    delay: Duration,
+    payload: &[u8],
+    info: LinkInfo,
+) -> (Pair, usize) {
+    let mut pair = Pair::new(cfg, seed);
+    pair.delay = delay;
+    let off = pair.client.write(payload);
+    while pair.server.is_none() && pair.step() {}
+    let now = pair.now;
+    pair.server
+        .as_mut()
+        .expect("accepted")
+        .set_link_info(now, info);
+    (pair, off)
+}
+
 /// Largest congestion window seen while sending 400 segments to a receiver that reports a
 /// 2 Mb/s last link, with or without Max-Cwnd tuning.
 fn max_window_seen(max_cwnd: bool) -> u64 {
@@ -374,22 +396,14 @@ fn max_window_seen(max_cwnd: bool) -> u64 {
         },
         ..TcpConfig::default()
     };
-    let mut pair = Pair::new(cfg, 11);
-    pair.delay = Duration::from_millis(10);
     let payload = data(400 * MSS, 4);
-    let mut off = pair.client.write(&payload);
-    while pair.server.is_none() && pair.step() {}
     let info = LinkInfo {
         wireless: true,
         bandwidth_bps: 2_000_000,
         up: true,
         ..LinkInfo::default()
     };
-    let now = pair.now;
-    pair.server
-        .as_mut()
-        .expect("accepted")
-        .set_link_info(now, info);
+    let (mut pair, mut off) = pair_reporting(cfg, 11, Duration::from_millis(10), &payload, info);
     let mut largest = 0;
     while pair.now < roam_proto::Time::from_secs_f64(60.0) && pair.received.len() < payload.len() {
         if off < payload.len() {
@@ -428,23 +442,16 @@ fn initial_window_send_times(burst: bool) -> Vec<roam_proto::Time> {
         },
         ..TcpConfig::default()
     };
-    let mut pair = Pair::new(cfg, 13);
-    pair.delay = Duration::from_millis(50);
-    pair.bytes_per_sec = 1e9;
     let payload = data(600 * MSS, 5);
-    let mut off = pair.client.write(&payload);
-    while pair.server.is_none() && pair.step() {}
     let info = LinkInfo {
         wireless: true,
         bandwidth_bps: 20_000_000,
         up: true,
         ..LinkInfo::default()
     };
-    let now = pair.now;
-    pair.server
-        .as_mut()
-        .expect("accepted")
-        .set_link_info(now, info);
+    let (mut pair, mut off) = pair_reporting(cfg, 13, Duration::from_millis(50), &payload, info);
+    // A fast link, so that only the sender spaces the segments.
+    pair.bytes_per_sec = 1e9;
     let mut times = Vec::new();
     let mut last = pair.client.sender().snd_nxt();
     let end = pair.now + Duration::from_millis(300);
