@@ -83,8 +83,9 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     report.section(
         "Satellite: RCP-STP (§3.4.3, Figure 5(c))",
         &format!(
-            "S0 → D0 across a 1.5 Mb/s satellite link (queue 50 packets) with a backlogged TCP \
-             flow in the reverse direction and four HTTP-like sources each way (Pareto response \
+            "S0 → D0 across a 1.5 Mb/s satellite link (queue 50 packets) with two backlogged TCP \
+             flows in the reverse direction (the paper says \"backlogged TCP flows\" without a \
+             number) and four HTTP-like sources each way (Pareto response \
              sizes, mean 12 KB, shape 1.2; exponential think times, mean 1 s); {duration} runs, \
              goodput of the measured transfer in Mb/s. RCP-NewReno and RCP-STP receivers talk to \
              the same, unmodified RCP sender. RCP-STP is our design (docs/RCP.md): initial \
