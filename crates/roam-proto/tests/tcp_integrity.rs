@@ -60,7 +60,8 @@ proptest! {
         fwd in impair(),
         rev in impair(),
         sack in any::<bool>(),
-        (max_cwnd, initial, per_heuristic) in (any::<bool>(), any::<bool>(), any::<bool>()),
+        (max_cwnd, initial, initial_burst, per_heuristic) in
+            (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         probing in any::<bool>(),
         eln in any::<bool>(),
         per in 0.0..0.2f64,
@@ -72,7 +73,13 @@ proptest! {
             report_link_info: true,
             eln,
             recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
-            last_link: LastLinkConfig { max_cwnd, initial, per: per_heuristic, ..LastLinkConfig::default() },
+            last_link: LastLinkConfig {
+                max_cwnd,
+                initial,
+                initial_burst,
+                per: per_heuristic,
+                ..LastLinkConfig::default()
+            },
             ..TcpConfig::default()
         };
         let mut p = Pair::new(cfg, seed);
