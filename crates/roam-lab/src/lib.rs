@@ -9,6 +9,7 @@
 
 pub mod chart;
 pub mod claims;
+pub mod draws;
 pub mod error;
 pub mod experiments;
 pub mod report;

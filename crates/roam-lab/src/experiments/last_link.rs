@@ -6,6 +6,7 @@
 use serde_json::json;
 
 use crate::chart::{self, Axes, Series};
+use crate::draws;
 use crate::report::num;
 use crate::runner::{run_jobs, Job};
 use crate::stats::Estimate;
@@ -42,18 +43,11 @@ const PAPER_TABLE1: [(u64, f64, f64, f64, f64); 4] = [
 const SUPP_PER: f64 = 0.008;
 const SUPP_WINDOW: u32 = 20;
 
-/// Deterministic start times for the cross flows (uniform in [0, span) seconds).
+/// Start times of the cross flows for the run with this seed, uniform in [0, span) seconds.
 fn starts(seed: u64, n: usize, span: f64) -> Vec<f64> {
-    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5EED;
-    (0..n)
-        .map(|_| {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * span
-        })
+    draws::uniform(seed, 0x11, n)
+        .into_iter()
+        .map(|u| u * span)
         .collect()
 }
 

@@ -181,17 +181,6 @@ fn run_all(
     run_jobs(jobs, ctx.progress)
 }
 
-/// A number in [0, 1) from a seed and an index (splitmix64), for per-seed start jitter.
-fn jitter(seed: u64, k: u64) -> f64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(k.wrapping_mul(0xbf58_476d_1ce4_e5b9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (z >> 11) as f64 / (1u64 << 53) as f64
-}
-
 /// The flow called `id`.
 fn flow<'a>(r: &'a RunResult, id: &str) -> Option<&'a FlowResult> {
     r.flows.iter().find(|f| f.id == id)
@@ -223,15 +212,6 @@ fn mean_cov(xs: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jitter_is_deterministic_and_in_range() {
-        assert_eq!(jitter(3, 4), jitter(3, 4));
-        assert_ne!(jitter(3, 4), jitter(4, 4));
-        for k in 0..100 {
-            assert!((0.0..1.0).contains(&jitter(1, k)));
-        }
-    }
 
     #[test]
     fn cov_of_equal_values_is_zero() {

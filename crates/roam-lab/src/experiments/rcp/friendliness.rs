@@ -4,8 +4,9 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::{flow, jitter, mean, mean_cov, param, run_all, seeds, show, template, Params};
+use super::{flow, mean, mean_cov, param, run_all, seeds, show, template, Params};
 use crate::chart::{self, Axes, Series};
+use crate::draws;
 use crate::report::num;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
@@ -28,16 +29,21 @@ fn avg_until(r: &RunResult, id: &str, start: f64, t: f64) -> f64 {
     bits / span
 }
 
+/// Per-flow start offsets in [0, 1) s for the run with this seed.
+fn start_jitter(seed: u64) -> Vec<f64> {
+    draws::uniform(seed, 0x7c9, FLOWS)
+}
+
 /// Per-flow parameters of the 20-flow mix with the first `n_rcp` flows RCP.
 fn mix_params(n_rcp: usize, seed: u64, duration: &str) -> Params {
     let mut p = vec![
         param("run.duration", duration),
         param("run.seed", seed.to_string()),
     ];
-    for k in 0..FLOWS {
+    for (k, jitter) in start_jitter(seed).into_iter().enumerate() {
         let proto = if k < n_rcp { "rcp" } else { "tcp" };
         p.push(param(format!("flow.f{k}.protocol"), proto));
-        let s = k as f64 * 0.1 + jitter(seed, k as u64);
+        let s = k as f64 * 0.1 + jitter;
         p.push(param(format!("flow.f{k}.start"), format!("{s:.3}s")));
     }
     p
@@ -215,7 +221,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             param("run.duration", "200s"),
             param("run.seed", seed.to_string()),
         ];
-        for k in 0..FLOWS {
+        for (k, jitter) in start_jitter(seed).into_iter().enumerate() {
             let (proto, base) = match k {
                 0..=4 => ("tcp", 0.0),
                 5..=9 => ("rcp", 0.0),
@@ -223,7 +229,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 _ => ("rcp", 100.0),
             };
             p.push(param(format!("flow.f{k}.protocol"), proto));
-            let s = base + jitter(seed, k as u64);
+            let s = base + jitter;
             p.push(param(format!("flow.f{k}.start"), format!("{s:.3}s")));
         }
         sets.push((format!("staggered seed={seed}"), p));
