@@ -28,6 +28,14 @@ pub struct Axes<'a> {
     pub log_x: bool,
 }
 
+/// Size of a chart in pixels, and of the legend column at its right.
+const WIDTH: u32 = 1040;
+const HEIGHT: u32 = 520;
+const LEGEND_WIDTH: u32 = 250;
+/// Where the legend's first row sits, and the distance between rows, in pixels.
+const LEGEND_TOP: i32 = 60;
+const LEGEND_ROW: i32 = 22;
+
 /// Draws `series` into an SVG file at `path`.
 pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabError> {
     let err = |e: &dyn std::fmt::Display| LabError::Plot {
@@ -54,9 +62,11 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
         (if axes.log_x { 1e-6 } else { 0.0 }, 1.0)
     };
     let ymax = if ymax > 0.0 { ymax * 1.08 } else { 1.0 };
-    let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
+    let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut b = ChartBuilder::on(&root);
+    // The legend gets its own column right of the plot, so it never hides a line.
+    let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let mut b = ChartBuilder::on(&plot);
     b.caption(axes.title, ("sans-serif", 20))
         .margin(14)
         .x_label_area_size(44)
@@ -77,22 +87,11 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
                 let data: Vec<(f64, f64)> = s.points.iter().copied().filter(style).collect();
                 chart
                     .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
-                    .map_err(|e| err(&e))?
-                    .label(s.label.clone())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
-                    });
+                    .map_err(|e| err(&e))?;
                 chart
                     .draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))
                     .map_err(|e| err(&e))?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| err(&e))?;
         }};
     }
     if axes.log_x {
@@ -103,6 +102,26 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
         draw!(b
             .build_cartesian_2d(xmin..xmax, 0f64..ymax)
             .map_err(|e| err(&e))?);
+    }
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
+        legend
+            .draw(&PathElement::new(
+                vec![(6, y), (28, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(|e| err(&e))?;
+        legend
+            .draw(&Circle::new((17, y), 3, color.filled()))
+            .map_err(|e| err(&e))?;
+        legend
+            .draw(&Text::new(
+                s.label.clone(),
+                (34, y - 7),
+                ("sans-serif", 13).into_font().color(&BLACK),
+            ))
+            .map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
