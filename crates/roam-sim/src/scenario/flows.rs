@@ -62,48 +62,68 @@ pub(super) fn parse_flow(
     if service.is_some() && protocol != "atl" {
         return Err(f.err("service", format!("not used by protocol {protocol:?}")));
     }
-    let udp_only = |f: &Fields, present: bool, key: &str| {
-        if present {
-            Err(f.err(key, format!("not used by protocol {protocol:?}")))
-        } else {
-            Ok(())
-        }
+    // The keys only some protocols use; naming one a protocol does not use is an error rather
+    // than silently ignored.
+    let given = [
+        ("rate", rate.is_some()),
+        ("packet_size", packet_size.is_some()),
+        ("on_time", on.is_some()),
+        ("off_time", off.is_some()),
+        ("shape", shape.is_some()),
+        ("duration", duration.is_some()),
+        ("tcp", tcp_table.is_some()),
+        ("cc", cc.is_some()),
+        ("size", size.is_some()),
+    ];
+    let reject = |f: &Fields, unused: &[&str]| match given
+        .iter()
+        .find(|(key, present)| *present && unused.contains(key))
+    {
+        Some((key, _)) => Err(f.err(key, format!("not used by protocol {protocol:?}"))),
+        None => Ok(()),
     };
     let kind = match protocol.as_str() {
         "tcp" => {
-            udp_only(&f, rate.is_some(), "rate")?;
-            udp_only(&f, packet_size.is_some(), "packet_size")?;
-            udp_only(&f, on.is_some(), "on_time")?;
-            udp_only(&f, off.is_some(), "off_time")?;
-            udp_only(&f, shape.is_some(), "shape")?;
-            udp_only(&f, duration.is_some(), "duration")?;
+            reject(
+                &f,
+                &["rate", "packet_size", "on_time", "off_time", "shape", "duration"],
+            )?;
             FlowKind::Tcp(tcp::parse(cc, tcp_table).map_err(|e| f.err_entry(e))?)
         }
         "http" => {
-            udp_only(&f, rate.is_some(), "rate")?;
-            udp_only(&f, packet_size.is_some(), "packet_size")?;
-            udp_only(&f, on.is_some(), "on_time")?;
-            udp_only(&f, off.is_some(), "off_time")?;
-            udp_only(&f, shape.is_some(), "shape")?;
-            udp_only(&f, duration.is_some(), "duration")?;
-            udp_only(&f, tcp_table.is_some(), "tcp")?;
-            udp_only(&f, cc.is_some(), "cc")?;
-            udp_only(&f, size.is_some(), "size")?;
+            reject(
+                &f,
+                &[
+                    "rate",
+                    "packet_size",
+                    "on_time",
+                    "off_time",
+                    "shape",
+                    "duration",
+                    "tcp",
+                    "cc",
+                    "size",
+                ],
+            )?;
             FlowKind::Http(http::parse(http_table).map_err(|e| f.err_entry(e))?)
         }
         "rcp" => {
-            udp_only(&f, rate.is_some(), "rate")?;
-            udp_only(&f, packet_size.is_some(), "packet_size")?;
-            udp_only(&f, on.is_some(), "on_time")?;
-            udp_only(&f, off.is_some(), "off_time")?;
-            udp_only(&f, shape.is_some(), "shape")?;
-            udp_only(&f, duration.is_some(), "duration")?;
-            udp_only(&f, tcp_table.is_some(), "tcp")?;
+            reject(
+                &f,
+                &[
+                    "rate",
+                    "packet_size",
+                    "on_time",
+                    "off_time",
+                    "shape",
+                    "duration",
+                    "tcp",
+                ],
+            )?;
             FlowKind::Rcp(rcp::parse(cc, rcp_table).map_err(|e| f.err_entry(e))?)
         }
         "cbr" | "pareto" => {
-            udp_only(&f, cc.is_some(), "cc")?;
-            udp_only(&f, tcp_table.is_some(), "tcp")?;
+            reject(&f, &["cc", "tcp"])?;
             let rate_bps = rate.ok_or_else(|| f.err("rate", "missing"))?;
             let packet_size = packet_size.unwrap_or(1000);
             if !(1..=65_507).contains(&packet_size) {
@@ -111,9 +131,7 @@ pub(super) fn parse_flow(
             }
             let packet_size = packet_size as u32;
             if protocol == "cbr" {
-                udp_only(&f, on.is_some(), "on_time")?;
-                udp_only(&f, off.is_some(), "off_time")?;
-                udp_only(&f, shape.is_some(), "shape")?;
+                reject(&f, &["on_time", "off_time", "shape"])?;
                 FlowKind::Cbr {
                     rate_bps,
                     packet_size,
@@ -138,9 +156,7 @@ pub(super) fn parse_flow(
             }
         }
         "media" | "atl" => {
-            udp_only(&f, on.is_some(), "on_time")?;
-            udp_only(&f, off.is_some(), "off_time")?;
-            udp_only(&f, shape.is_some(), "shape")?;
+            reject(&f, &["on_time", "off_time", "shape"])?;
             let service = if protocol == "atl" {
                 media::service(service.as_deref()).map_err(|e| f.err_entry(e))?
             } else {
@@ -148,16 +164,13 @@ pub(super) fn parse_flow(
             };
             if service == roam_proto::media::ServiceType::Reliable {
                 // atl.txt §IV: reliable data runs TCP-ATL; the wireless end reports its link.
-                udp_only(&f, rate.is_some(), "rate")?;
-                udp_only(&f, packet_size.is_some(), "packet_size")?;
-                udp_only(&f, duration.is_some(), "duration")?;
+                reject(&f, &["rate", "packet_size", "duration"])?;
                 let mut setup =
                     tcp::parse(cc.or(Some("atl".into())), tcp_table).map_err(|e| f.err_entry(e))?;
                 std::sync::Arc::make_mut(&mut setup.config).report_link_info = true;
                 FlowKind::Tcp(setup)
             } else {
-                udp_only(&f, tcp_table.is_some(), "tcp")?;
-                udp_only(&f, size.is_some(), "size")?;
+                reject(&f, &["tcp", "size"])?;
                 FlowKind::Media(
                     media::parse(cc.as_deref(), packet_size, rate).map_err(|e| f.err_entry(e))?,
                 )
@@ -167,7 +180,7 @@ pub(super) fn parse_flow(
             return Err(f.err(
                 "protocol",
                 format!(
-                    "expected \"tcp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
+                    "expected \"tcp\", \"http\", \"rcp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
                 ),
             ))
         }
