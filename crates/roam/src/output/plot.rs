@@ -12,8 +12,12 @@ use crate::error::{CliError, Result};
 
 /// Flows above which the legend is left out (it would cover the plot).
 const MAX_LEGEND_ENTRIES: usize = 10;
-/// Plot size in pixels.
-const SIZE: (u32, u32) = (960, 540);
+/// Plot size in pixels, the width of the legend column at its right, and where the legend's
+/// rows sit.
+const SIZE: (u32, u32) = (1100, 540);
+const LEGEND_WIDTH: u32 = 160;
+const LEGEND_TOP: i32 = 60;
+const LEGEND_ROW: i32 = 22;
 
 /// One flow's line, split into segments where the value is missing.
 #[derive(Debug, Clone, PartialEq)]
@@ -132,7 +136,14 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
     let (xmax, ymax) = bounds(lines);
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let mut chart = ChartBuilder::on(&root)
+    let with_legend = !lines.is_empty() && lines.len() <= MAX_LEGEND_ENTRIES;
+    // The legend gets its own column right of the plot, so it never hides a line.
+    let (plot, legend) = root.split_horizontally(if with_legend {
+        SIZE.0 - LEGEND_WIDTH
+    } else {
+        SIZE.0
+    });
+    let mut chart = ChartBuilder::on(&plot)
         .caption(title, ("sans-serif", 22))
         .margin(16)
         .x_label_area_size(48)
@@ -151,26 +162,30 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
 
     for (i, line) in lines.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        for (j, seg) in line.segments.iter().enumerate() {
-            let drawn = chart
+        for seg in &line.segments {
+            chart
                 .draw_series(LineSeries::new(seg.iter().copied(), color.stroke_width(2)))
                 .map_err(|e| err(&e))?;
-            if j == 0 {
-                drawn.label(line.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            }
         }
     }
-    if !lines.is_empty() && lines.len() <= MAX_LEGEND_ENTRIES {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font(("sans-serif", 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|e| err(&e))?;
+    if with_legend {
+        for (i, line) in lines.iter().enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
+            legend
+                .draw(&PathElement::new(
+                    vec![(6, y), (30, y)],
+                    color.stroke_width(2),
+                ))
+                .map_err(|e| err(&e))?;
+            legend
+                .draw(&Text::new(
+                    line.label.clone(),
+                    (36, y - 7),
+                    ("sans-serif", 13).into_font().color(&BLACK),
+                ))
+                .map_err(|e| err(&e))?;
+        }
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
