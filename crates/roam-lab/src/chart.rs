@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::LabError;
@@ -35,6 +36,33 @@ const LEGEND_WIDTH: u32 = 250;
 /// Where the legend's first row sits, and the distance between rows, in pixels.
 const LEGEND_TOP: i32 = 60;
 const LEGEND_ROW: i32 = 22;
+
+/// Draws a legend into `area`, a column beside a plot: one row per label, with a sample of the
+/// line (and its point marker when `markers`) in the colour line `i` of the plot was drawn in
+/// (`Palette99::pick(i)`). Shared by the report charts and `roam sim`'s run plots.
+pub fn legend_column<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    labels: &[&str],
+    markers: bool,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    for (i, label) in labels.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
+        area.draw(&PathElement::new(
+            vec![(6, y), (28, y)],
+            color.stroke_width(2),
+        ))?;
+        if markers {
+            area.draw(&Circle::new((17, y), 3, color.filled()))?;
+        }
+        area.draw(&Text::new(
+            (*label).to_owned(),
+            (34, y - 7),
+            ("sans-serif", 13).into_font().color(&BLACK),
+        ))?;
+    }
+    Ok(())
+}
 
 /// Draws `series` into an SVG file at `path`.
 pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabError> {
@@ -103,26 +131,8 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
             .build_cartesian_2d(xmin..xmax, 0f64..ymax)
             .map_err(|e| err(&e))?);
     }
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
-        legend
-            .draw(&PathElement::new(
-                vec![(6, y), (28, y)],
-                color.stroke_width(2),
-            ))
-            .map_err(|e| err(&e))?;
-        legend
-            .draw(&Circle::new((17, y), 3, color.filled()))
-            .map_err(|e| err(&e))?;
-        legend
-            .draw(&Text::new(
-                s.label.clone(),
-                (34, y - 7),
-                ("sans-serif", 13).into_font().color(&BLACK),
-            ))
-            .map_err(|e| err(&e))?;
-    }
+    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+    legend_column(&legend, &labels, true).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
 }

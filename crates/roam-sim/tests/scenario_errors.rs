@@ -138,7 +138,10 @@ fn unknown_names_are_reported() {
     let e = with("flow.f.protocol", "sctp");
     assert!(e.starts_with(r#"flow "f": protocol: expected"#), "{e}");
     for protocol in ["tcp", "http", "rcp", "cbr", "pareto", "media", "atl"] {
-        assert!(e.contains(&format!("{protocol:?}")), "{protocol} not listed: {e}");
+        assert!(
+            e.contains(&format!("{protocol:?}")),
+            "{protocol} not listed: {e}"
+        );
     }
     let e = with("event.0.link", "l9");
     assert_eq!(e, r#"event[0]: link: no link named "l9""#);

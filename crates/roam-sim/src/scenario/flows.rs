@@ -10,6 +10,16 @@ use super::{
     LinkSpec, NodeSpec,
 };
 
+/// Keys of the datagram sources (`cbr`, `pareto`) that the connection protocols do not use.
+const DATAGRAM_KEYS: [&str; 6] = [
+    "rate",
+    "packet_size",
+    "on_time",
+    "off_time",
+    "shape",
+    "duration",
+];
+
 pub(super) fn parse_flow(
     v: Value,
     index: u64,
@@ -84,42 +94,17 @@ pub(super) fn parse_flow(
     };
     let kind = match protocol.as_str() {
         "tcp" => {
-            reject(
-                &f,
-                &["rate", "packet_size", "on_time", "off_time", "shape", "duration"],
-            )?;
+            reject(&f, &DATAGRAM_KEYS)?;
             FlowKind::Tcp(tcp::parse(cc, tcp_table).map_err(|e| f.err_entry(e))?)
         }
         "http" => {
-            reject(
-                &f,
-                &[
-                    "rate",
-                    "packet_size",
-                    "on_time",
-                    "off_time",
-                    "shape",
-                    "duration",
-                    "tcp",
-                    "cc",
-                    "size",
-                ],
-            )?;
+            reject(&f, &DATAGRAM_KEYS)?;
+            reject(&f, &["tcp", "cc", "size"])?;
             FlowKind::Http(http::parse(http_table).map_err(|e| f.err_entry(e))?)
         }
         "rcp" => {
-            reject(
-                &f,
-                &[
-                    "rate",
-                    "packet_size",
-                    "on_time",
-                    "off_time",
-                    "shape",
-                    "duration",
-                    "tcp",
-                ],
-            )?;
+            reject(&f, &DATAGRAM_KEYS)?;
+            reject(&f, &["tcp"])?;
             FlowKind::Rcp(rcp::parse(cc, rcp_table).map_err(|e| f.err_entry(e))?)
         }
         "cbr" | "pareto" => {

@@ -12,12 +12,9 @@ use crate::error::{CliError, Result};
 
 /// Flows above which the legend is left out (it would cover the plot).
 const MAX_LEGEND_ENTRIES: usize = 10;
-/// Plot size in pixels, the width of the legend column at its right, and where the legend's
-/// rows sit.
+/// Plot size in pixels, and the width of the legend column at its right.
 const SIZE: (u32, u32) = (1100, 540);
 const LEGEND_WIDTH: u32 = 160;
-const LEGEND_TOP: i32 = 60;
-const LEGEND_ROW: i32 = 22;
 
 /// One flow's line, split into segments where the value is missing.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,23 +166,8 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
         }
     }
     if with_legend {
-        for (i, line) in lines.iter().enumerate() {
-            let color = Palette99::pick(i).to_rgba();
-            let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
-            legend
-                .draw(&PathElement::new(
-                    vec![(6, y), (30, y)],
-                    color.stroke_width(2),
-                ))
-                .map_err(|e| err(&e))?;
-            legend
-                .draw(&Text::new(
-                    line.label.clone(),
-                    (36, y - 7),
-                    ("sans-serif", 13).into_font().color(&BLACK),
-                ))
-                .map_err(|e| err(&e))?;
-        }
+        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
+        roam_lab::chart::legend_column(&legend, &labels, false).map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
