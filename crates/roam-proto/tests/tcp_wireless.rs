@@ -192,6 +192,17 @@ fn probing_sends_no_data_during_the_cycle_and_recovers() {
     assert!(pair.client.stats().sender.probe_cycles > 0);
 }
 
+/// What a receiver on an up wireless link of this bandwidth and PER knows about it.
+fn wireless_link(bandwidth_bps: u64, per: f64) -> LinkInfo {
+    LinkInfo {
+        wireless: true,
+        per,
+        bandwidth_bps,
+        up: true,
+        ..LinkInfo::default()
+    }
+}
+
 fn per_run(drops: &[u64], per: f64) -> Pair {
     let cfg = TcpConfig {
         sack: false,
@@ -210,13 +221,7 @@ fn per_run(drops: &[u64], per: f64) -> Pair {
     // Let the handshake finish, then the receiver learns its link's PER and reports it.
     let mut off = pair.client.write(&payload);
     while pair.server.is_none() && pair.step() {}
-    let info = LinkInfo {
-        wireless: true,
-        per,
-        bandwidth_bps: 10_000_000,
-        up: true,
-        ..LinkInfo::default()
-    };
+    let info = wireless_link(10_000_000, per);
     let now = pair.now;
     pair.server
         .as_mut()
@@ -397,12 +402,7 @@ fn max_window_seen(max_cwnd: bool) -> u64 {
         ..TcpConfig::default()
     };
     let payload = data(400 * MSS, 4);
-    let info = LinkInfo {
-        wireless: true,
-        bandwidth_bps: 2_000_000,
-        up: true,
-        ..LinkInfo::default()
-    };
+    let info = wireless_link(2_000_000, 0.0);
     let (mut pair, mut off) = pair_reporting(cfg, 11, Duration::from_millis(10), &payload, info);
     let mut largest = 0;
     while pair.now < roam_proto::Time::from_secs_f64(60.0) && pair.received.len() < payload.len() {
@@ -443,12 +443,7 @@ fn initial_window_send_times(burst: bool) -> Vec<roam_proto::Time> {
         ..TcpConfig::default()
     };
     let payload = data(600 * MSS, 5);
-    let info = LinkInfo {
-        wireless: true,
-        bandwidth_bps: 20_000_000,
-        up: true,
-        ..LinkInfo::default()
-    };
+    let info = wireless_link(20_000_000, 0.0);
     let (mut pair, mut off) = pair_reporting(cfg, 13, Duration::from_millis(50), &payload, info);
     // A fast link, so that only the sender spaces the segments.
     pair.bytes_per_sec = 1e9;
