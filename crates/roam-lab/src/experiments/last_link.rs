@@ -119,6 +119,9 @@ fn mean(e: &Estimate) -> f64 {
     e.mean.unwrap_or(f64::NAN)
 }
 
+/// Column headers of [`heuristic_cells`].
+const HEURISTIC_COLUMNS: [&str; 4] = ["NewReno", "PER heuristic", "ratio", "PLR % N / H"];
+
 /// Table cells for a NewReno / PER-heuristic pair of points: both throughputs, their ratio,
 /// and both PLRs in percent.
 fn heuristic_cells(pair: &[Point]) -> [String; 4] {
@@ -395,14 +398,7 @@ impl Experiment for LastLink {
              the whole run, NewReno / PER heuristic.",
         );
         report.table(
-            &[
-                "PER (%)",
-                "RTT (ms)",
-                "NewReno",
-                "PER heuristic",
-                "ratio",
-                "PLR % N / H",
-            ],
+            &[&["PER (%)", "RTT (ms)"][..], &HEURISTIC_COLUMNS].concat(),
             &rows,
         );
         if pers.len() > 1 {
@@ -444,16 +440,7 @@ impl Experiment for LastLink {
              window of 20 segments the main flow cannot overshoot the 7 Mb/s link in slow \
              start, so every loss is a wireless one and PLR tracks the PER itself.",
         );
-        report.table(
-            &[
-                "RTT (ms)",
-                "NewReno",
-                "PER heuristic",
-                "ratio",
-                "PLR % N / H",
-            ],
-            &rows,
-        );
+        report.table(&[&["RTT (ms)"][..], &HEURISTIC_COLUMNS].concat(), &rows);
         // Reference: exact differentiation.
         let at_08 = pers
             .iter()
