@@ -162,6 +162,44 @@ impl TraceCursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text parses or is refused with a message; never a panic.
+        #[test]
+        fn any_text_parses_or_is_refused(text in "[0-9\\n \\-x]{0,64}") {
+            let _ = Trace::parse(&text);
+        }
+
+        /// Over any valid trace the cursor's opportunities never go back in time, `seek`
+        /// never moves it backwards, and it lands at or after the time sought.
+        #[test]
+        fn cursor_is_monotonic(
+            mut ms in prop::collection::vec(0u64..50, 1..20),
+            steps in prop::collection::vec((any::<bool>(), 0u64..400), 1..60),
+        ) {
+            ms.sort_unstable();
+            let last = ms.len() - 1;
+            ms[last] = ms[last].max(1);
+            let text: String = ms.iter().map(|m| format!("{m}\n")).collect();
+            let mut c = TraceCursor::new(Arc::new(Trace::parse(&text).unwrap()));
+            let mut prev = c.next_time();
+            for (seek, at_ms) in steps {
+                if seek {
+                    let now = Time::from_millis(at_ms);
+                    c.seek(now);
+                    prop_assert!(c.next_time() >= prev);
+                    if prev < now {
+                        prop_assert!(c.next_time() >= now);
+                    }
+                } else {
+                    c.advance();
+                }
+                prop_assert!(c.next_time() >= prev);
+                prev = c.next_time();
+            }
+        }
+    }
 
     #[test]
     fn parse_rejects_bad_traces() {
