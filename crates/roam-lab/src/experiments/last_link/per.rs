@@ -1,0 +1,248 @@
+//! Table 1 and Figure 5 (last-link-heuristics.txt §4.3): NewReno against the PER heuristic
+//! over PER 0.08–0.8 %, with a supplementary window-limited run set and the TCP-ELN reference.
+
+use serde_json::json;
+
+use super::mean;
+use super::runs::{Plan, Point, Runs};
+use super::variants::{PAPER_TABLE1, SUPP_PER};
+use crate::chart::{self, Axes, Series};
+use crate::report::num;
+use crate::{Claim, Ctx, LabError, Report};
+
+/// Column headers of [`heuristic_cells`].
+const HEURISTIC_COLUMNS: [&str; 4] = ["NewReno", "PER heuristic", "ratio", "PLR % N / H"];
+
+/// Table cells for a NewReno / PER-heuristic pair of points: both throughputs, their ratio,
+/// and both PLRs in percent.
+fn heuristic_cells(pair: &[Point]) -> [String; 4] {
+    let (n, h) = (&pair[0], &pair[1]);
+    [
+        num(mean(&n.main), 1),
+        num(mean(&h.main), 1),
+        num(mean(&h.main) / mean(&n.main), 2),
+        format!(
+            "{} / {}",
+            num(100.0 * mean(&n.plr), 2),
+            num(100.0 * mean(&h.plr), 2)
+        ),
+    ]
+}
+
+/// Writes Table 1, the per-PER table behind Figure 5 (and its plot), the supplementary and
+/// reference tables, and judges the two Table 1 claims.
+pub(super) fn report(
+    ctx: &Ctx,
+    plan: &Plan,
+    runs: &Runs,
+    report: &mut Report,
+) -> Result<(), LabError> {
+    let (rtts, pers) = (&plan.rtts, &plan.pers);
+    let (by_per, supp, eln_ref) = (&runs.by_per, &runs.supp, &runs.eln_ref);
+    if by_per.is_empty() {
+        return Err(LabError::Simulation {
+            label: "last-link".into(),
+            message: "no PER runs".into(),
+        });
+    }
+    // Table 1's rows have no PER: they average the Fig. 5 runs over the PER values
+    // ("In above experiments, we also calculate average throughput", §4.3). Per RTT and
+    // variant k (0 NewReno, 1 PER heuristic): main flow and bulk cross flow, averaged over
+    // the PER values we run.
+    let avg_over_per = |ri: usize, k: usize, dummy: bool| -> f64 {
+        let v: Vec<f64> = by_per
+            .iter()
+            .map(|runs| {
+                let p = &runs[ri][k];
+                mean(if dummy { &p.dummy } else { &p.main })
+            })
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let per_list = pers
+        .iter()
+        .map(|p| format!("{}", 100.0 * p))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Table 1: averages over PER.
+    let mut rows = Vec::new();
+    for (ri, rtt) in rtts.iter().enumerate() {
+        let paper = PAPER_TABLE1.iter().find(|p| p.0 == *rtt);
+        let (n, h) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
+        rows.push(vec![
+            rtt.to_string(),
+            num(n, 1),
+            num(h, 1),
+            num(h / n, 2),
+            num(avg_over_per(ri, 0, true), 1),
+            num(avg_over_per(ri, 1, true), 1),
+            paper.map_or("–".into(), |p| {
+                format!("{} / {} / {} / {}", p.1, p.2, p.3, p.4)
+            }),
+        ]);
+    }
+    report.section(
+        "Table 1: PER heuristic, averaged over PER (kb/s)",
+        &format!(
+            "Each row averages the runs at PER {per_list} % (the paper's Table 1 averages its \
+             Fig. 5 runs over PER 0.08–0.8 %; the PER values it used are not given). Paper \
+             column: TCP / HTCP / dummy next to TCP / dummy next to HTCP, no unit printed."
+        ),
+    );
+    report.table(
+        &[
+            "RTT (ms)",
+            "NewReno",
+            "PER heuristic",
+            "ratio",
+            "bulk cross flow next to NewReno",
+            "next to PER heuristic",
+            "paper",
+        ],
+        &rows,
+    );
+    // Per PER (the data behind Fig. 5).
+    let mut rows = Vec::new();
+    for (pi, p) in pers.iter().enumerate() {
+        for (ri, rtt) in rtts.iter().enumerate() {
+            let mut row = vec![format!("{}", 100.0 * p), rtt.to_string()];
+            row.extend(heuristic_cells(&by_per[pi][ri]));
+            rows.push(row);
+        }
+    }
+    report.section(
+        "Per PER (kb/s)",
+        "PLR = retransmitted / (delivered + retransmitted) segments of the main flow over \
+         the whole run, NewReno / PER heuristic.",
+    );
+    report.table(
+        &[&["PER (%)", "RTT (ms)"][..], &HEURISTIC_COLUMNS].concat(),
+        &rows,
+    );
+    if pers.len() > 1 {
+        let mut series = Vec::new();
+        for (ri, rtt) in rtts.iter().enumerate() {
+            for (k, name) in ["NewReno", "PER heuristic"].iter().enumerate() {
+                series.push(Series {
+                    label: format!("{name}, RTT {rtt} ms"),
+                    points: pers
+                        .iter()
+                        .zip(by_per)
+                        .map(|(p, runs)| (100.0 * p, mean(&runs[ri][k].main)))
+                        .collect(),
+                });
+            }
+        }
+        chart::lines(
+            &ctx.out_dir.join("fig5-per.svg"),
+            &Axes {
+                title: "Throughput under different PER and RTT (Fig. 5)",
+                x: "PER (%)",
+                y: "throughput (kb/s)",
+                log_x: true,
+            },
+            &series,
+        )?;
+        report.image("Figure 5", "fig5-per.svg");
+    }
+    // Supplementary.
+    let mut rows = Vec::new();
+    for (ri, rtt) in rtts.iter().enumerate() {
+        let mut row = vec![rtt.to_string()];
+        row.extend(heuristic_cells(&supp[ri]));
+        rows.push(row);
+    }
+    report.section(
+        "Supplementary (not a claim): main flow window limited to 20 segments, PER 0.8 % (kb/s)",
+        "A hypothesis test outside the paper's setup as we read it: with ns-2's default \
+         window of 20 segments the main flow cannot overshoot the 7 Mb/s link in slow \
+         start, so every loss is a wireless one and PLR tracks the PER itself.",
+    );
+    report.table(&[&["RTT (ms)"][..], &HEURISTIC_COLUMNS].concat(), &rows);
+    // Reference: exact differentiation.
+    let at_08 = pers
+        .iter()
+        .position(|p| (*p - SUPP_PER).abs() < 1e-12)
+        .unwrap_or(pers.len() - 1);
+    let mut rows = Vec::new();
+    for (ri, rtt) in rtts.iter().enumerate() {
+        let (n, h) = (
+            mean(&by_per[at_08][ri][0].main),
+            mean(&by_per[at_08][ri][1].main),
+        );
+        let e = mean(&eln_ref[ri][0].main);
+        rows.push(vec![
+            rtt.to_string(),
+            num(n, 1),
+            num(h, 1),
+            num(e, 1),
+            num(h / n, 2),
+            num(e / n, 2),
+        ]);
+    }
+    report.section(
+        "Reference (not a claim): exact loss differentiation, PER 0.8 % (kb/s)",
+        "TCP-ELN (not in this paper; rcp-r2cp.txt §3.4.2) lets the receiver mark each hole \
+         its own link corrupted, so the sender excuses exactly the wireless losses and cuts \
+         for every congestion loss: what a perfect differentiation gains in this setup. The \
+         PER heuristic decides from the connection's cumulative PLR instead, which hovers \
+         around the PER itself when most losses are wireless.",
+    );
+    report.table(
+        &[
+            "RTT (ms)",
+            "NewReno",
+            "PER heuristic",
+            "TCP-ELN",
+            "PER heuristic / NewReno",
+            "TCP-ELN / NewReno",
+        ],
+        &rows,
+    );
+    let mut ours = serde_json::Map::new();
+    let mut paper = serde_json::Map::new();
+    // The claims are judged at PER 0.8 %, as the issue states them; the averages over the
+    // PER values run (how the paper's Table 1 was made, §4.3) are reported beside them.
+    let (mut ratio_ok, mut fair) = (true, true);
+    for (ri, rtt) in rtts.iter().enumerate() {
+        let pt = &by_per[at_08][ri];
+        let (n, h) = (mean(&pt[0].main), mean(&pt[1].main));
+        let (dn, dh) = (mean(&pt[0].dummy), mean(&pt[1].dummy));
+        ratio_ok &= h >= 2.5 * n;
+        fair &= (dh - dn).abs() <= 0.05 * dn;
+        let (an, ah) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
+        let (adn, adh) = (avg_over_per(ri, 0, true), avg_over_per(ri, 1, true));
+        ours.insert(
+            format!("rtt={rtt}"),
+            json!({
+                "per_pct": 100.0 * pers[at_08],
+                "newreno": n, "per_heuristic": h, "ratio": h / n,
+                "cross_next_to_newreno": dn, "cross_next_to_per": dh,
+                "average_over_per": {"per_values_pct": per_list, "newreno": an, "per_heuristic": ah,
+                    "ratio": ah / an, "cross_next_to_newreno": adn, "cross_next_to_per": adh},
+                "tcp_eln_reference": mean(&eln_ref[ri][0].main),
+            }),
+        );
+        if let Some(p) = PAPER_TABLE1.iter().find(|p| p.0 == *rtt) {
+            paper.insert(
+                format!("rtt={rtt}"),
+                json!({"newreno": p.1, "per_heuristic": p.2, "ratio": p.2 / p.1, "cross_next_to_newreno": p.3, "cross_next_to_per": p.4}),
+            );
+        }
+    }
+    report.claim(Claim::new(
+        "per-heuristic-2.5x",
+        "Table 1: at PER 0.8 % the PER heuristic's throughput is at least 2.5× NewReno's at every RTT (the average over the PER values run is reported too)",
+        ours.clone().into(),
+        paper.clone().into(),
+        ratio_ok,
+    ));
+    report.claim(Claim::new(
+        "per-heuristic-cross-fair",
+        "Table 1: at PER 0.8 % the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno (the average over the PER values run is reported too)",
+        ours.into(),
+        paper.into(),
+        fair,
+    ));
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! Extension, not in the paper: the main flow next to a plain NewReno download to the same
+//! client over the same lossy access link, where Table 1's fairness question can have a
+//! non-trivial answer.
+
+use super::mean;
+use super::runs::{Plan, Runs};
+use super::variants::SHARED_ACCESS;
+use crate::report::num;
+use crate::Report;
+
+/// `x` (a fraction) as a signed percentage, e.g. "−3.4 %".
+fn signed_pct(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    let sign = if x < 0.0 { "−" } else { "+" };
+    format!("{sign}{} %", num(100.0 * x.abs(), 1))
+}
+
+/// Writes the extension's table: main / neighbour throughput per PER, RTT and main variant.
+pub(super) fn report(plan: &Plan, runs: &Runs, report: &mut Report) {
+    let (rtts, shared_pers, shared) = (&plan.rtts, &plan.shared_pers, &runs.shared);
+    let mut rows = Vec::new();
+    for (pi, p) in shared_pers.iter().enumerate() {
+        for (ri, rtt) in rtts.iter().enumerate() {
+            let pts = &shared[pi][ri];
+            let base = mean(&pts[0].neighbour);
+            let mut row = vec![format!("{}", 100.0 * p), rtt.to_string()];
+            for pt in pts {
+                row.push(format!(
+                    "{} / {}",
+                    num(mean(&pt.main), 0),
+                    num(mean(&pt.neighbour), 0)
+                ));
+            }
+            for pt in &pts[1..] {
+                row.push(signed_pct(mean(&pt.neighbour) / base - 1.0));
+            }
+            rows.push(row);
+        }
+    }
+    report.section(
+        "Extension (not a claim): a NewReno neighbour on the same access link (kb/s)",
+        "Table 1's fairness test cannot fail in Figure 2's topology: the dummy flows never \
+         cross the 7 Mb/s access link, and the core is not congested. Here a second \
+         download (plain NewReno, unlimited window) runs from the server to the same client \
+         through the same lossy access link, next to the main flow as NewReno, with the PER \
+         heuristic, or with TCP-ELN. Cells: main / neighbour; the last two columns are the \
+         neighbour's change against its throughput next to a NewReno main flow.",
+    );
+    let mut header = vec!["PER (%)", "RTT (ms)"];
+    header.extend(SHARED_ACCESS.iter().map(|v| v.label));
+    header.extend(["neighbour vs PER heuristic", "neighbour vs TCP-ELN"]);
+    report.table(&header, &rows);
+}
