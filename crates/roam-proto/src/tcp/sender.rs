@@ -4,17 +4,21 @@
 //! Loss recovery follows RFC 6675 (SACK) or RFC 6582 (NewReno, when SACK is off); the window
 //! arithmetic on loss is the congestion controller's (see [`crate::cc`]).
 
+mod probe_cycle;
+mod recovery;
+mod timers;
+
 use std::time::Duration;
 
 use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
 use super::initial_pacing::InitialPacing;
 use super::last_link::{LastLinkRtt, LastLinkTuning};
-use super::probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
+use super::probing::{ProbeCycle, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::Scoreboard;
 use super::send_buffer::SendBuffer;
 use super::{RecoveryMode, TcpConfig};
-use crate::cc::{CcKind, CongestionController, Delivered, LossCause, LossEvent};
+use crate::cc::{CcKind, CongestionController, Delivered};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
 use crate::Time;
@@ -216,120 +220,6 @@ impl Sender {
         }
     }
 
-    /// True while a TCP-Probing probe cycle suspends data transmission.
-    pub fn probing(&self) -> bool {
-        self.probe.is_some()
-    }
-
-    /// The probe segment (PROBE1 / PROBE2) to send now, if a probe cycle wants one.
-    pub fn poll_probe(&mut self, now: Time) -> Option<ProbeOption> {
-        self.probe.as_mut()?.poll_probe(now)
-    }
-
-    fn new_probe_id(&mut self) -> u32 {
-        let id = self.next_probe_id;
-        self.next_probe_id = self.next_probe_id.wrapping_add(1).max(1);
-        id
-    }
-
-    /// tcp-probing.txt §3: suspend data and start a probe cycle; the probe timer is the RTT
-    /// estimate current now (§3.1).
-    fn start_probe_cycle(&mut self, trigger: ProbeTrigger) {
-        let id = self.new_probe_id();
-        // The RTT estimate current at the trigger, as a timeout: SRTT + max(G, 4·RTTVAR). A timer
-        // of exactly SRTT would expire before the answer to about every other probe and the
-        // exchange could never complete (docs/DECISIONS.md, "TCP-Probing").
-        let timer = self.rtt.timeout_estimate();
-        let dupacks = if trigger == ProbeTrigger::DupAcks {
-            self.dupacks
-        } else {
-            0
-        };
-        self.probe = Some(ProbeCycle::new(
-            trigger,
-            self.cc.window(),
-            dupacks,
-            id,
-            timer,
-        ));
-        self.stats.probe_cycles += 1;
-        self.recovery = None;
-        self.rto_deadline = None;
-    }
-
-    /// Applies the §3.2 decision at the end of a probe cycle and resumes: the first
-    /// unacknowledged segment is retransmitted and the usual recovery machinery (partial ACKs,
-    /// SACK) repairs the rest of the window.
-    fn finish_probe_cycle(&mut self, now: Time, cycle: ProbeCycle, rtts: (Duration, Duration)) {
-        let decision = self
-            .probe_history
-            .decide(&self.probing_cfg, rtts, cycle.old_cwnd, self.mss);
-        let mut inflation = 0;
-        match decision {
-            ProbeDecision::Immediate => {
-                // Immediate Recovery: neither cwnd nor ssthresh is adjusted downwards; after
-                // dup-ACKs the window also grows by the dup-ACKs counted (§3, case 2).
-                self.stats.probe_immediate += 1;
-                if self.cc.window() < cycle.old_cwnd {
-                    self.cc.set_window(cycle.old_cwnd, None);
-                }
-                if cycle.trigger == ProbeTrigger::DupAcks {
-                    inflation = u64::from(cycle.dupacks) * self.mss;
-                }
-            }
-            ProbeDecision::Gentle(w) => {
-                self.stats.probe_gentle += 1;
-                self.cc.set_window(w, None);
-            }
-            ProbeDecision::Reno => {
-                self.stats.probe_backoffs += 1;
-                self.cc.on_loss(&LossEvent {
-                    now,
-                    cause: LossCause::DupAcks,
-                    in_flight: cycle.old_cwnd,
-                });
-            }
-            ProbeDecision::SlowStart => {
-                self.stats.probe_backoffs += 1;
-                self.cc.on_timeout(now, cycle.old_cwnd);
-            }
-        }
-        // After a dup-ACK-triggered cycle, further dup-ACKs keep inflating the window one
-        // segment each, as in Reno's fast recovery (RFC 6582 step 4).
-        self.dupacks = match cycle.trigger {
-            ProbeTrigger::DupAcks => self.dup_thresh,
-            ProbeTrigger::Timeout => 0,
-        };
-        if self.board.is_empty() {
-            return;
-        }
-        if cycle.trigger == ProbeTrigger::Timeout && decision == ProbeDecision::SlowStart {
-            // As after an RTO: everything outstanding is presumed lost (go-back-N).
-            self.board.mark_all_lost();
-        } else {
-            self.board.remark_first_lost();
-        }
-        self.force_retransmit = true;
-        self.recovery = Some(Recovery {
-            point: self.snd_nxt,
-            inflation: if self.sack { 0 } else { inflation },
-            per_excused: false,
-        });
-        self.recover = self.snd_nxt;
-        self.rto_deadline = Some(now + self.rtt.rto());
-    }
-
-    fn on_probe_ack(&mut self, now: Time, probe: ProbeOption) {
-        let Some(cycle) = self.probe.as_mut() else {
-            return;
-        };
-        if let Some(rtts) = cycle.on_probe_ack(now, probe) {
-            if let Some(cycle) = self.probe.take() {
-                self.finish_probe_cycle(now, cycle, rtts);
-            }
-        }
-    }
-
     /// Application write; returns bytes accepted.
     pub fn write(&mut self, data: &[u8]) -> usize {
         if self.fin_queued {
@@ -521,105 +411,6 @@ impl Sender {
         out
     }
 
-    fn update_recovery(&mut self, now: Time, acked: u64, eln: bool) {
-        if let Some(mut rec) = self.recovery {
-            if self.snd_una >= rec.point {
-                // Full acknowledgement: recovery ends (RFC 6582 §3.2 step 3, RFC 6675 §5).
-                self.recovery = None;
-                self.cc.on_recovery_end(now);
-            } else if acked > 0 {
-                // A partial ACK reveals a further loss in the episode. last-link-heuristics.txt
-                // §3.3 asks for the PLR/PER comparison "whenever a segment loss is detected":
-                // if the episode was excused as wireless but the connection's PLR now exceeds
-                // the PER, do the congestion response (once per episode, as NewReno cuts once).
-                if rec.per_excused && !self.per_says_wireless() {
-                    rec.per_excused = false;
-                    // The loss window is the window in force: without SACK the pipe counts
-                    // everything outstanding, which the episode's inflation has let grow
-                    // far beyond what is in the network.
-                    self.cc.on_loss(&LossEvent {
-                        now,
-                        cause: LossCause::DupAcks,
-                        in_flight: self.board.pipe().min(self.cc.window()),
-                    });
-                }
-                if !self.sack {
-                    // RFC 6582 §3.2 step 3 partial ACK: retransmit the first unacknowledged
-                    // segment, deflate by the amount acknowledged, add back one segment.
-                    rec.inflation = rec.inflation.saturating_sub(acked) + self.mss;
-                    self.board.mark_first_lost();
-                    self.force_retransmit = true;
-                }
-                self.recovery = Some(rec);
-            } else if !self.sack && self.dupacks > self.dup_thresh {
-                // RFC 6582 §3.2 step 4: each further duplicate ACK inflates the window.
-                rec.inflation += self.mss;
-                self.recovery = Some(rec);
-            }
-            return;
-        }
-        // TCP-ELN: an ELN-marked duplicate ACK names a hole lost on the receiver's wireless hop,
-        // so it is retransmitted at once (rcp-r2cp.txt §3.4.2).
-        let eln_hole = self.eln && eln && self.dupacks > 0;
-        let triggered = eln_hole
-            || self.dupacks >= self.dup_thresh
-            || (self.sack && self.board.first_is_lost());
-        // RFC 6582 §3.2 step 1: only when the ACK covers more than `recover`.
-        if triggered && !self.board.is_empty() && self.snd_una >= self.recover {
-            // A loss ends the pacing of the initial window (the ACK clock takes over).
-            self.initial_pacing = None;
-            let per_excused = !eln_hole && self.per_says_wireless();
-            let wireless = eln_hole || per_excused;
-            if !wireless && self.recovery_mode == RecoveryMode::Probing {
-                // tcp-probing.txt §3 case 2: three dup-ACKs start a probe cycle instead.
-                self.start_probe_cycle(ProbeTrigger::DupAcks);
-                return;
-            }
-            // RFC 6675 §5 (4.2) halves "FlightSize"; like ns-3 we measure it as the pipe at
-            // the moment of entry (outstanding − SACKed − lost), the data still in the
-            // network. See docs/DECISIONS.md ("Loss window at recovery entry").
-            let flight = self.board.pipe();
-            self.recovery = Some(Recovery {
-                point: self.snd_nxt,
-                // RFC 6582 step 2: inflate by the dup-ACKs seen (fewer than three when an ELN
-                // mark started recovery early).
-                inflation: if self.sack {
-                    0
-                } else {
-                    u64::from(self.dupacks.min(self.dup_thresh)) * self.mss
-                },
-                per_excused,
-            });
-            self.recover = self.snd_nxt;
-            self.stats.recoveries += 1;
-            if wireless {
-                // ELN / PER heuristic: retransmit without cutting the window.
-                self.stats.wireless_recoveries += 1;
-            }
-            self.cc.on_loss(&LossEvent {
-                now,
-                cause: if wireless {
-                    LossCause::WirelessEln
-                } else {
-                    LossCause::DupAcks
-                },
-                in_flight: flight,
-            });
-            self.board.mark_first_lost();
-            self.force_retransmit = true;
-        }
-    }
-
-    /// last-link-heuristics.txt §3.3: PLR = N_retr / N_tx over the connection so far (every
-    /// segment retransmitted / every segment transmitted, retransmissions included) is not
-    /// larger than the reported PER, so the loss counts as corruption.
-    fn per_says_wireless(&self) -> bool {
-        self.last_link.loss_is_wireless(
-            self.stats.retransmitted_segments,
-            self.stats.segments_sent + self.stats.retransmitted_segments,
-        )
-    }
-
     /// The usable window: congestion window (capped) plus NewReno inflation.
     fn window(&self) -> u64 {
         let infl = self.recovery.map_or(0, |r| r.inflation);
@@ -745,89 +536,5 @@ impl Sender {
             .into_iter()
             .flatten()
             .min()
-    }
-
-    /// Handles expired timers.
-    pub fn on_timeout(&mut self, now: Time) {
-        if let Some(p) = self.initial_pacing.as_mut() {
-            p.on_timeout(now);
-        }
-        if self
-            .probe
-            .as_ref()
-            .and_then(ProbeCycle::deadline)
-            .is_some_and(|d| d <= now)
-        {
-            // tcp-probing.txt §3.1: a probe or probe ACK was lost: restart with a new id.
-            let id = self.new_probe_id();
-            if let Some(cycle) = self.probe.as_mut() {
-                if cycle.on_timer(now, id) {
-                    self.stats.probe_restarts += 1;
-                }
-            }
-        }
-        if self.persist_deadline.is_some_and(|d| d <= now) {
-            self.persist_deadline = None;
-            if self.peer_window == 0 && self.board.is_empty() {
-                // Persist timer (RFC 1122 §4.2.2.17): probe the zero window, backing off.
-                self.persist_backoff = (self.persist_backoff + 1).min(6);
-                self.probe_pending = true;
-            }
-        }
-        if self.rto_deadline.is_some_and(|d| d <= now) {
-            self.rto_deadline = None;
-            if self.board.is_empty() {
-                return;
-            }
-            if self.peer_window == 0 {
-                // The outstanding byte is a zero-window probe: probe again without treating
-                // the silence as congestion, and never give up (RFC 1122 §4.2.2.17). The probe
-                // byte has usually been sent before: re-arm it even if already retransmitted.
-                self.board.remark_first_lost();
-                self.force_retransmit = true;
-                self.persist_backoff = (self.persist_backoff + 1).min(6);
-                let every = self.rtt.rto() * (1 << self.persist_backoff);
-                self.rto_deadline = Some(now + every.min(Duration::from_secs(60)));
-                return;
-            }
-            if self.rtt.backoff_count() >= self.max_retries {
-                self.failed = true;
-                return;
-            }
-            self.stats.timeouts += 1;
-            self.dupacks = 0;
-            self.initial_pacing = None;
-            if self.recovery_mode == RecoveryMode::Probing {
-                // tcp-probing.txt §3 case 1: a timeout starts a probe cycle; neither the window
-                // nor the threshold nor the timer is adjusted until it completes.
-                self.start_probe_cycle(ProbeTrigger::Timeout);
-                return;
-            }
-            if self.per_says_wireless() {
-                // last-link-heuristics.txt §3.3 applies "whenever a segment loss is detected",
-                // and §1.1 names the timeout as one of the two detections. With PLR not above
-                // PER the sender "only retransmits the lost segment without Cwnd reduction":
-                // the first unacknowledged segment (re-armed: it may itself be a lost
-                // retransmission), no go-back-N, window kept. The timer still backs off
-                // (RFC 6298 §5.5), and the rest of the window is repaired by partial ACKs in a
-                // recovery episode that consults the heuristic again on each of them.
-                self.stats.wireless_recoveries += 1;
-                self.board.remark_first_lost();
-                self.recovery = Some(Recovery {
-                    point: self.snd_nxt,
-                    inflation: 0,
-                    per_excused: true,
-                });
-            } else {
-                // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: collapse the window, retransmit all.
-                self.cc.on_timeout(now, self.board.outstanding());
-                self.board.mark_all_lost();
-                self.recovery = None;
-            }
-            self.rtt.back_off();
-            self.recover = self.snd_nxt;
-            self.force_retransmit = true;
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
     }
 }

@@ -1,0 +1,96 @@
+//! The sender pipe's timers: retransmission timeout (RFC 6298), persist timer and zero-window
+//! probes (RFC 1122 §4.2.2.17), the probe-cycle timer (tcp-probing.txt §3.1) and the initial
+//! window's pacing.
+
+use std::time::Duration;
+
+use super::{Recovery, Sender};
+use crate::tcp::probing::{ProbeCycle, ProbeTrigger};
+use crate::tcp::RecoveryMode;
+use crate::Time;
+
+impl Sender {
+    /// Handles expired timers.
+    pub fn on_timeout(&mut self, now: Time) {
+        if let Some(p) = self.initial_pacing.as_mut() {
+            p.on_timeout(now);
+        }
+        if self
+            .probe
+            .as_ref()
+            .and_then(ProbeCycle::deadline)
+            .is_some_and(|d| d <= now)
+        {
+            // tcp-probing.txt §3.1: a probe or probe ACK was lost: restart with a new id.
+            let id = self.new_probe_id();
+            if let Some(cycle) = self.probe.as_mut() {
+                if cycle.on_timer(now, id) {
+                    self.stats.probe_restarts += 1;
+                }
+            }
+        }
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            self.persist_deadline = None;
+            if self.peer_window == 0 && self.board.is_empty() {
+                // Persist timer (RFC 1122 §4.2.2.17): probe the zero window, backing off.
+                self.persist_backoff = (self.persist_backoff + 1).min(6);
+                self.probe_pending = true;
+            }
+        }
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.rto_deadline = None;
+            if self.board.is_empty() {
+                return;
+            }
+            if self.peer_window == 0 {
+                // The outstanding byte is a zero-window probe: probe again without treating
+                // the silence as congestion, and never give up (RFC 1122 §4.2.2.17). The probe
+                // byte has usually been sent before: re-arm it even if already retransmitted.
+                self.board.remark_first_lost();
+                self.force_retransmit = true;
+                self.persist_backoff = (self.persist_backoff + 1).min(6);
+                let every = self.rtt.rto() * (1 << self.persist_backoff);
+                self.rto_deadline = Some(now + every.min(Duration::from_secs(60)));
+                return;
+            }
+            if self.rtt.backoff_count() >= self.max_retries {
+                self.failed = true;
+                return;
+            }
+            self.stats.timeouts += 1;
+            self.dupacks = 0;
+            self.initial_pacing = None;
+            if self.recovery_mode == RecoveryMode::Probing {
+                // tcp-probing.txt §3 case 1: a timeout starts a probe cycle; neither the window
+                // nor the threshold nor the timer is adjusted until it completes.
+                self.start_probe_cycle(ProbeTrigger::Timeout);
+                return;
+            }
+            if self.per_says_wireless() {
+                // last-link-heuristics.txt §3.3 applies "whenever a segment loss is detected",
+                // and §1.1 names the timeout as one of the two detections. With PLR not above
+                // PER the sender "only retransmits the lost segment without Cwnd reduction":
+                // the first unacknowledged segment (re-armed: it may itself be a lost
+                // retransmission), no go-back-N, window kept. The timer still backs off
+                // (RFC 6298 §5.5), and the rest of the window is repaired by partial ACKs in a
+                // recovery episode that consults the heuristic again on each of them.
+                self.stats.wireless_recoveries += 1;
+                self.board.remark_first_lost();
+                self.recovery = Some(Recovery {
+                    point: self.snd_nxt,
+                    inflation: 0,
+                    per_excused: true,
+                });
+            } else {
+                // RFC 6298 §5.4–5.6 and RFC 5681 §3.1: collapse the window, retransmit all.
+                self.cc.on_timeout(now, self.board.outstanding());
+                self.board.mark_all_lost();
+                self.recovery = None;
+            }
+            self.rtt.back_off();
+            self.recover = self.snd_nxt;
+            self.force_retransmit = true;
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+}
