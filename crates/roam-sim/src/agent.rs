@@ -84,6 +84,12 @@ pub trait NetCtx {
     /// Sends `packet` out of local interface `iface`. Fails silently (counted as a drop) if the
     /// interface does not exist or is down, as a real `sendto` on a dead interface would.
     fn send(&mut self, iface: IfaceIdx, packet: Packet);
+    /// An empty buffer to write an outgoing datagram into: one whose datagram the simulator
+    /// has finished with (delivered or dropped) when it has one, so that a run in steady
+    /// state does not allocate per packet.
+    fn buffer(&mut self) -> Vec<u8>;
+    /// Hands back a buffer from [`NetCtx::buffer`] that was not sent after all.
+    fn give_back(&mut self, buf: Vec<u8>);
     /// The address of this host's interface `iface`, if it exists.
     fn local_addr(&self, iface: IfaceIdx) -> Option<Addr>;
     /// This run's counters for `flow`.
@@ -100,8 +106,9 @@ pub trait NetCtx {
 pub trait Agent {
     /// Called once, at the agent's start time.
     fn start(&mut self, ctx: &mut dyn NetCtx);
-    /// A datagram for this agent's port arrived on local interface `iface`.
-    fn on_packet(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx);
+    /// A datagram for this agent's port arrived on local interface `iface`. The simulator
+    /// reuses its buffer once the call returns.
+    fn on_packet(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx);
     /// The agent's timer (as last reported by [`Agent::next_timer`]) expired. Spurious calls
     /// must be harmless.
     fn on_timer(&mut self, ctx: &mut dyn NetCtx);
@@ -123,7 +130,7 @@ pub trait Agent {
     /// usually survives (TCP-HACK's observation) — the basis of ELN (rcp-r2cp.txt §3.4.2,
     /// ptcp.txt §5.2.5). Not called for blackouts, down interfaces or wired links. Does
     /// nothing by default.
-    fn on_corrupted(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_corrupted(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let _ = (iface, packet, ctx);
     }
 }

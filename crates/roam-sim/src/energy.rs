@@ -193,6 +193,12 @@ impl NetCtx for MeteringCtx<'_> {
         self.meter.on_tx(packet.payload.len(), self.rate);
         self.ctx.send(iface, packet);
     }
+    fn buffer(&mut self) -> Vec<u8> {
+        self.ctx.buffer()
+    }
+    fn give_back(&mut self, buf: Vec<u8>) {
+        self.ctx.give_back(buf);
+    }
     fn local_addr(&self, iface: IfaceIdx) -> Option<Addr> {
         self.ctx.local_addr(iface)
     }
@@ -227,7 +233,7 @@ impl Agent for Metered {
         self.meter.start = ctx.now();
         self.call(ctx, |a, c| a.start(c));
     }
-    fn on_packet(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let rate = ctx.link_info(iface).map_or(0, |l| l.bandwidth_bps);
         self.meter.on_rx(packet.payload.len(), rate);
         self.call(ctx, |a, c| a.on_packet(iface, packet, c));
@@ -244,7 +250,7 @@ impl Agent for Metered {
     fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
         self.call(ctx, |a, c| a.on_link_change(iface, c));
     }
-    fn on_corrupted(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_corrupted(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let rate = ctx.link_info(iface).map_or(0, |l| l.bandwidth_bps);
         self.meter.on_rx(packet.payload.len(), rate);
         self.call(ctx, |a, c| a.on_corrupted(iface, packet, c));

@@ -497,7 +497,7 @@ mod tests {
 
     impl Agent for Recorder {
         fn start(&mut self, _ctx: &mut dyn NetCtx) {}
-        fn on_packet(&mut self, _iface: IfaceIdx, _packet: Packet, _ctx: &mut dyn NetCtx) {}
+        fn on_packet(&mut self, _iface: IfaceIdx, _packet: &Packet, _ctx: &mut dyn NetCtx) {}
         fn on_timer(&mut self, _ctx: &mut dyn NetCtx) {}
         fn next_timer(&self) -> Option<Time> {
             None

@@ -19,14 +19,14 @@ struct Recorder(Rc<RefCell<Seen>>);
 
 impl Agent for Recorder {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
-    fn on_packet(&mut self, _iface: IfaceIdx, _packet: Packet, _ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, _packet: &Packet, _ctx: &mut dyn NetCtx) {
         self.0.borrow_mut().delivered += 1;
     }
     fn on_timer(&mut self, _ctx: &mut dyn NetCtx) {}
     fn next_timer(&self) -> Option<Time> {
         None
     }
-    fn on_corrupted(&mut self, iface: IfaceIdx, _packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_corrupted(&mut self, iface: IfaceIdx, _packet: &Packet, ctx: &mut dyn NetCtx) {
         let mut s = self.0.borrow_mut();
         s.corrupted += 1;
         s.last_per = ctx.link_info(iface).map_or(f64::NAN, |i| i.per);

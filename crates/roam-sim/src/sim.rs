@@ -63,7 +63,15 @@ pub(crate) struct Net {
     pub overhead: u32,
     /// Packets a router had no route for, or a host received for someone else.
     pub misrouted: u64,
+    /// Payload buffers of datagrams that were delivered or dropped, for agents to reuse.
+    spare_buffers: Vec<Vec<u8>>,
 }
+
+/// Most spare payload buffers kept (beyond this, finished datagrams' buffers are freed).
+const MAX_SPARE_BUFFERS: usize = 4096;
+
+/// Capacity of a new payload buffer: a full TCP segment with its header and options.
+const NEW_BUFFER_CAPACITY: usize = 1600;
 
 impl Net {
     pub(crate) fn new(
@@ -86,6 +94,19 @@ impl Net {
             scratch: FlowCounters::default(),
             overhead,
             misrouted: 0,
+            spare_buffers: Vec::new(),
+        }
+    }
+
+    /// Keeps the payload buffer of a datagram that was delivered or dropped, for reuse.
+    pub(crate) fn recycle(&mut self, pkt: Packet) {
+        self.keep_spare(pkt.payload);
+    }
+
+    fn keep_spare(&mut self, mut buf: Vec<u8>) {
+        if self.spare_buffers.len() < MAX_SPARE_BUFFERS {
+            buf.clear();
+            self.spare_buffers.push(buf);
         }
     }
 
@@ -99,7 +120,10 @@ impl Net {
             Offer::Start { done, item } => self.depart(dir, item, done),
             Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
             Offer::Queued { wake: None } => {}
-            Offer::Dropped => d.stats.queue_drops += 1,
+            Offer::Dropped(item) => {
+                d.stats.queue_drops += 1;
+                self.recycle(item.pkt);
+            }
         }
     }
 
@@ -186,6 +210,7 @@ impl Net {
             Some(cause) => {
                 d.stats.impairment_drops += 1;
                 if cause == DropCause::Outage || !d.wireless || self.nodes[node].is_router {
+                    self.recycle(pkt);
                     return Arrival::None;
                 }
                 true
@@ -199,6 +224,7 @@ impl Net {
                 .unwrap_or(NO_ROUTE);
             if out == NO_ROUTE {
                 self.misrouted += 1;
+                self.recycle(pkt);
             } else {
                 self.enqueue(out, pkt);
             }
@@ -213,9 +239,13 @@ impl Net {
         match agent {
             Some(a) if mine && corrupted => Arrival::Corrupted(a, IfaceIdx(iface), pkt),
             Some(a) if mine => Arrival::Deliver(a, IfaceIdx(iface), pkt),
-            _ if corrupted => Arrival::None,
+            _ if corrupted => {
+                self.recycle(pkt);
+                Arrival::None
+            }
             _ => {
                 self.misrouted += 1;
+                self.recycle(pkt);
                 Arrival::None
             }
         }
@@ -318,6 +348,7 @@ impl NetCtx for Ctx<'_> {
             .ifaces
             .get(usize::from(iface.0))
         else {
+            self.net.recycle(packet);
             return;
         };
         let out = i.out;
@@ -325,7 +356,19 @@ impl NetCtx for Ctx<'_> {
             self.net.enqueue(out, packet);
         } else {
             self.net.dirs[out as usize].stats.impairment_drops += 1;
+            self.net.recycle(packet);
         }
+    }
+
+    fn buffer(&mut self) -> Vec<u8> {
+        self.net
+            .spare_buffers
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(NEW_BUFFER_CAPACITY))
+    }
+
+    fn give_back(&mut self, buf: Vec<u8>) {
+        self.net.keep_spare(buf);
     }
 
     fn local_addr(&self, iface: IfaceIdx) -> Option<Addr> {
@@ -384,10 +427,16 @@ pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: 
         };
         match call {
             Call::Start => slot.agent.start(&mut ctx),
-            Call::Packet(iface, pkt) => slot.agent.on_packet(iface, pkt, &mut ctx),
+            Call::Packet(iface, pkt) => {
+                slot.agent.on_packet(iface, &pkt, &mut ctx);
+                ctx.net.recycle(pkt);
+            }
             Call::Timer => slot.agent.on_timer(&mut ctx),
             Call::LinkChange(iface) => slot.agent.on_link_change(iface, &mut ctx),
-            Call::Corrupted(iface, pkt) => slot.agent.on_corrupted(iface, pkt, &mut ctx),
+            Call::Corrupted(iface, pkt) => {
+                slot.agent.on_corrupted(iface, &pkt, &mut ctx);
+                ctx.net.recycle(pkt);
+            }
         }
     }
     arm_timer(net, slot, index, now, timer_call);

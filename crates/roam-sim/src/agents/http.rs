@@ -166,7 +166,7 @@ impl Agent for HttpServer {
         self.after_call(ctx);
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         if let Some(c) = self.conn.as_mut() {
             let _ = c.handle_datagram(ctx.now(), &packet.payload);
         }
@@ -274,8 +274,8 @@ impl HttpClient {
 impl Agent for HttpClient {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        if accept_or_handle(&mut self.conn, &self.config, &packet, ctx.now()) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
+        if accept_or_handle(&mut self.conn, &self.config, packet, ctx.now()) {
             self.peer = Some(packet.src);
         }
         self.after_call(ctx);

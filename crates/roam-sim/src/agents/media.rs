@@ -100,8 +100,9 @@ impl MediaSourceAgent {
             return;
         };
         loop {
-            let mut buf = Vec::with_capacity(self.p.config.packet_size as usize + 64);
+            let mut buf = ctx.buffer();
             if engine.poll_transmit(now, &mut buf).is_none() {
+                ctx.give_back(buf);
                 break;
             }
             send(
@@ -134,7 +135,7 @@ impl Agent for MediaSourceAgent {
         self.flush(ctx);
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         if let Some(e) = self.engine.as_mut() {
             let _ = e.handle_datagram(ctx.now(), &packet.payload);
         }
@@ -190,7 +191,7 @@ impl Agent for MediaSinkAgent {
         }
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let before = self.engine.stats();
         if self.engine.handle_datagram(now, &packet.payload).is_err() {
@@ -208,8 +209,9 @@ impl Agent for MediaSinkAgent {
         m.max_jitter_s = s.delay.jitter_max_s;
         m.rfc3550_jitter_s = s.delay.rfc3550_jitter_s;
         loop {
-            let mut buf = Vec::with_capacity(96);
+            let mut buf = ctx.buffer();
             if self.engine.poll_transmit(now, &mut buf).is_none() {
+                ctx.give_back(buf);
                 break;
             }
             send(ctx, self.flow, self.iface, self.local_port, peer, buf);

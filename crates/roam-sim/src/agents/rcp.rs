@@ -161,11 +161,15 @@ impl RcpReceiverAgent {
                 let src = ctx.local_addr(self.p.iface);
                 let r = rate(ctx, self.p.iface);
                 loop {
-                    let mut buf = Vec::with_capacity(128);
+                    let mut buf = ctx.buffer();
                     let Some(len) = conn.poll_transmit(now, &mut buf) else {
+                        ctx.give_back(buf);
                         break;
                     };
-                    let Some(src) = src else { continue };
+                    let Some(src) = src else {
+                        ctx.give_back(buf);
+                        continue;
+                    };
                     if let Some(m) = self.meter.as_mut() {
                         m.on_tx(len, r);
                     }
@@ -272,7 +276,7 @@ impl Agent for RcpReceiverAgent {
         self.after_call(ctx);
     }
 
-    fn on_packet(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         if self.asleep {
             return; // The radio is off: the packet is lost.
         }
@@ -333,7 +337,7 @@ impl Agent for RcpReceiverAgent {
         self.after_call(ctx);
     }
 
-    fn on_corrupted(&mut self, iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_corrupted(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         if self.asleep {
             return;
         }
@@ -363,7 +367,7 @@ struct RcpSenderAgent {
 impl Agent for RcpSenderAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         match self.conn.as_mut() {
             Some(c) => {
@@ -383,8 +387,9 @@ impl Agent for RcpSenderAgent {
             return;
         };
         loop {
-            let mut buf = Vec::with_capacity(1100);
+            let mut buf = ctx.buffer();
             let Some(len) = conn.poll_transmit(now, &mut buf) else {
+                ctx.give_back(buf);
                 break;
             };
             let c = ctx.counters(self.flow);

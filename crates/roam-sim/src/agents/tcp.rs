@@ -33,7 +33,7 @@ macro_rules! connection_events {
             self.after_call(ctx);
         }
 
-        fn on_corrupted(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+        fn on_corrupted(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
             if let Some(conn) = self.conn.as_mut() {
                 conn.handle_corrupted(ctx.now(), &packet.payload);
             }
@@ -41,9 +41,6 @@ macro_rules! connection_events {
         }
     };
 }
-
-/// Largest datagram the engine writes with the default options (header, options, payload).
-const DATAGRAM_CAPACITY: usize = 1600;
 
 /// Builds the sending endpoint of a TCP flow: it connects to `peer`, writes `size` bytes of the
 /// integrity pattern (or writes forever when `size` is `None`) and closes.
@@ -106,8 +103,9 @@ pub(crate) fn flush(
         return;
     };
     loop {
-        let mut buf = Vec::with_capacity(DATAGRAM_CAPACITY);
+        let mut buf = ctx.buffer();
         let Some(tx) = conn.poll_transmit(now, &mut buf) else {
+            ctx.give_back(buf);
             break;
         };
         let c = ctx.counters(flow);
@@ -215,7 +213,7 @@ impl Agent for TcpSenderAgent {
         self.on_link_change(self.iface, ctx);
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         if let Some(conn) = self.conn.as_mut() {
             let _ = conn.handle_datagram(ctx.now(), &packet.payload);
         }
@@ -276,8 +274,8 @@ impl TcpReceiverAgent {
 impl Agent for TcpReceiverAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
-        if accept_or_handle(&mut self.conn, &self.config, &packet, ctx.now()) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
+        if accept_or_handle(&mut self.conn, &self.config, packet, ctx.now()) {
             self.peer = Some(packet.src);
             feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
         }

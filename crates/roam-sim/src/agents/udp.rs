@@ -123,7 +123,8 @@ impl UdpSource {
             Some(s) => u64::from(self.p.packet_size).min(s - self.sent) as usize,
             None => self.p.packet_size as usize,
         };
-        let mut payload = vec![0u8; len];
+        let mut payload = ctx.buffer();
+        payload.resize(len, 0);
         let seq = self.seq.to_be_bytes();
         let n = len.min(seq.len());
         payload[..n].copy_from_slice(&seq[..n]);
@@ -186,7 +187,7 @@ impl Agent for UdpSource {
         self.on_timer(ctx);
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, _packet: Packet, _ctx: &mut dyn NetCtx) {}
+    fn on_packet(&mut self, _iface: IfaceIdx, _packet: &Packet, _ctx: &mut dyn NetCtx) {}
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
@@ -229,7 +230,7 @@ struct UdpSink {
 impl Agent for UdpSink {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: Packet, ctx: &mut dyn NetCtx) {
+    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let c = ctx.counters(self.flow);
         c.bytes_delivered += packet.payload.len() as u64;

@@ -32,8 +32,8 @@ pub(crate) enum Offer {
     Start { done: Time, item: Queued },
     /// The packet waits; if `wake` is set, the caller must call [`Channel::wake`] then.
     Queued { wake: Option<Time> },
-    /// The queue was full (drop-tail).
-    Dropped,
+    /// The queue was full (drop-tail); the packet is handed back.
+    Dropped(Queued),
 }
 
 /// Queue plus transmitter.
@@ -98,7 +98,7 @@ impl Channel {
             }
         }
         if self.full(item.wire) {
-            return Offer::Dropped;
+            return Offer::Dropped(item);
         }
         self.queued_bytes += u64::from(item.wire);
         self.queue.push_back(item);
@@ -241,7 +241,7 @@ mod tests {
                 wake: Some(t)
             } if t == Time::from_millis(1)
         ));
-        assert!(matches!(ch.offer(t0, item(1000)), Offer::Dropped));
+        assert!(matches!(ch.offer(t0, item(1000)), Offer::Dropped(_)));
         let mut departed = Vec::new();
         let next = ch.wake(Time::from_millis(1), |_, done| departed.push(done));
         assert_eq!(departed, vec![Time::from_millis(2)]);
