@@ -1,5 +1,5 @@
 //! Scenario tests of the RCP engine in virtual time: handshake and transfer, lost REQs in both
-//! modes, SEG.DEQ purging, persist mode, freeze/thaw.
+//! modes, SEG.DEQ purging, persist mode, freeze/thaw, byte ranges served by any sender.
 
 mod rcp_support;
 
@@ -46,6 +46,71 @@ fn clean_transfer_delivers_the_object_and_tears_down() {
             object_len: Some(300_000)
         }
     ));
+}
+
+/// §3 "objects, not streams": a sender that has never seen this receiver serves exactly the
+/// byte range asked for, from the middle of the object, through losses in both directions.
+#[test]
+fn a_fresh_sender_serves_any_range_of_the_object() {
+    let (start, end) = (123_456u64, 301_000u64);
+    let mut net = Net::with_range(
+        RcpConfig::default(),
+        RcpCc::default(),
+        400_000,
+        DELAY,
+        (start, end),
+    );
+    let mut k = 0u32;
+    net.data_filter = Box::new(move |_, _| {
+        k += 1;
+        if k.is_multiple_of(37) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    let mut r = 0u32;
+    net.req_filter = Box::new(move |_, _| {
+        r += 1;
+        if r.is_multiple_of(23) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    net.run_until(secs(60));
+    let object = object_bytes(400_000);
+    assert_eq!(net.delivered.len() as u64, end - start);
+    assert!(net.delivered == object[start as usize..end as usize]);
+    assert!(net.done());
+}
+
+/// Server migration at the object level: the first sender vanishes mid-transfer; a second
+/// sender with its own copy of the object (a mirror) serves the rest to a new connection that
+/// asks for the remaining range, and the two parts are the object.
+#[test]
+fn a_mirror_serves_the_rest_of_an_abandoned_transfer() {
+    let len = 250_000usize;
+    let mut first = Net::new(RcpConfig::default(), RcpCc::default(), len, DELAY);
+    first.run_until(Time::from_millis(200));
+    let got = first.delivered.len();
+    assert!(
+        got > 0 && got < len,
+        "first sender delivered {got} of {len} bytes"
+    );
+    // The first sender disappears: nothing more from it.
+    let mut rest = Net::with_range(
+        RcpConfig::default(),
+        RcpCc::default(),
+        len,
+        DELAY,
+        (got as u64, roam_wire::UNKNOWN_LENGTH),
+    );
+    rest.run_until(secs(60));
+    assert!(rest.done());
+    let mut whole = first.delivered.clone();
+    whole.extend_from_slice(&rest.delivered);
+    assert!(whole == object_bytes(len));
 }
 
 #[test]

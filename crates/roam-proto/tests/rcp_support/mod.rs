@@ -78,18 +78,22 @@ pub struct Net {
 impl Net {
     /// A receiver asking for the whole object `obj` of `len` bytes over a link of `delay`.
     pub fn new(config: RcpConfig, cc: RcpCc, len: usize, delay: Duration) -> Net {
+        Net::with_range(config, cc, len, delay, (0, UNKNOWN_LENGTH))
+    }
+
+    /// A receiver asking for bytes `range.0 .. range.1` of the object `obj` of `len` bytes.
+    pub fn with_range(
+        config: RcpConfig,
+        cc: RcpCc,
+        len: usize,
+        delay: Duration,
+        range: (u64, u64),
+    ) -> Net {
         let mut store = MapStore::default();
         store.0.insert(b"obj".to_vec(), object_bytes(len));
         let config = Arc::new(config);
-        let rx = RcpReceiver::connect(
-            config.clone(),
-            cc,
-            ConnId(77),
-            b"obj",
-            (0, UNKNOWN_LENGTH),
-            Time::ZERO,
-        )
-        .expect("valid config");
+        let rx = RcpReceiver::connect(config.clone(), cc, ConnId(77), b"obj", range, Time::ZERO)
+            .expect("valid config");
         Net {
             now: Time::ZERO,
             delay,
