@@ -5,7 +5,7 @@ mod rcp_support;
 
 use std::time::Duration;
 
-use rcp_support::{object_bytes, Fate, Net};
+use rcp_support::{drop_every, object_bytes, Fate, Net};
 use roam_proto::rcp::{RcpCc, RcpConfig, RcpEvent, RxState, TxState};
 use roam_proto::Time;
 use roam_wire::{Data, Flags, Request, RequestMode};
@@ -60,24 +60,8 @@ fn a_fresh_sender_serves_any_range_of_the_object() {
         DELAY,
         (start, end),
     );
-    let mut k = 0u32;
-    net.data_filter = Box::new(move |_, _| {
-        k += 1;
-        if k.is_multiple_of(37) {
-            Fate::Drop
-        } else {
-            Fate::Deliver
-        }
-    });
-    let mut r = 0u32;
-    net.req_filter = Box::new(move |_, _| {
-        r += 1;
-        if r.is_multiple_of(23) {
-            Fate::Drop
-        } else {
-            Fate::Deliver
-        }
-    });
+    net.data_filter = drop_every(37);
+    net.req_filter = drop_every(23);
     net.run_until(secs(60));
     let object = object_bytes(400_000);
     assert_eq!(net.delivered.len() as u64, end - start);

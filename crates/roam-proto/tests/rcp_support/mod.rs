@@ -50,6 +50,19 @@ pub enum Fate {
 /// A filter sees (now, datagram) and decides its fate.
 pub type Filter = Box<dyn FnMut(Time, &[u8]) -> Fate>;
 
+/// A filter that drops every `n`-th datagram it sees and delivers the rest.
+pub fn drop_every(n: u32) -> Filter {
+    let mut seen = 0u32;
+    Box::new(move |_, _| {
+        seen += 1;
+        if seen.is_multiple_of(n) {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    })
+}
+
 /// The network and both ends.
 pub struct Net {
     pub now: Time,
