@@ -7,7 +7,6 @@ mod support;
 use proptest::prelude::*;
 use roam_proto::linkinfo::LinkInfo;
 use roam_proto::tcp::{LastLinkConfig, RecoveryMode, TcpConfig};
-use roam_proto::Time;
 use support::{data, Impair, Pair};
 
 fn impair() -> impl Strategy<Value = Impair> {
@@ -94,29 +93,14 @@ proptest! {
             up: true,
             ..LinkInfo::default()
         };
-        let end = Time::from_secs_f64(3_000.0);
-        let (mut off, mut closed, mut informed) = (0, false, false);
-        while p.now < end {
-            if !informed {
-                let now = p.now;
-                if let Some(server) = p.server.as_mut() {
-                    server.set_link_info(now, info);
-                    informed = true;
-                }
+        let mut informed = false;
+        p.transfer_with(&d, 3_000.0, |p| {
+            let now = p.now;
+            if let Some(server) = p.server.as_mut().filter(|_| !informed) {
+                server.set_link_info(now, info);
+                informed = true;
             }
-            if off < d.len() {
-                off += p.client.write(&d[off..]);
-            } else if !closed {
-                p.client.close();
-                closed = true;
-            }
-            if !p.step() {
-                break;
-            }
-            if closed && p.client.is_closed() && p.server.as_ref().is_some_and(|s| s.is_closed()) {
-                break;
-            }
-        }
+        });
         prop_assert_eq!(p.received.len(), d.len());
         prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
     }

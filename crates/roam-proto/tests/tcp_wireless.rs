@@ -48,30 +48,14 @@ fn drop_once(pair: &mut Pair, seqs: &[u64]) -> Rc<RefCell<Vec<Vec<u8>>>> {
 /// Runs a transfer, reporting every dropped datagram to the server as a wireless corruption
 /// (what the simulator's `Agent::on_corrupted` does).
 fn transfer_reporting(pair: &mut Pair, payload: &[u8], dropped: &Rc<RefCell<Vec<Vec<u8>>>>) {
-    let mut off = 0;
-    let mut closed = false;
-    let end = roam_proto::Time::from_secs_f64(120.0);
-    while pair.now < end {
-        if off < payload.len() {
-            off += pair.client.write(&payload[off..]);
-        } else if !closed {
-            pair.client.close();
-            closed = true;
-        }
-        if !pair.step() {
-            break;
-        }
+    pair.transfer_with(payload, 120.0, |pair| {
         let now = pair.now;
         if let Some(server) = pair.server.as_mut() {
             for d in dropped.borrow_mut().drain(..) {
                 server.handle_corrupted(now, &d);
             }
         }
-        if closed && pair.client.is_closed() && pair.server.as_ref().is_some_and(|s| s.is_closed())
-        {
-            break;
-        }
-    }
+    });
 }
 
 fn eln_config(sack: bool, eln: bool) -> TcpConfig {

@@ -202,6 +202,17 @@ impl Pair {
 
     /// Sends `data` from client to server and closes; returns when done or at `limit` s.
     pub fn transfer(&mut self, data: &[u8], limit: f64) {
+        self.transfer_with(data, limit, |_| {});
+    }
+
+    /// As [`Pair::transfer`], calling `after_step` after every step (to feed the endpoints
+    /// what a host would: link facts, corruption reports).
+    pub fn transfer_with(
+        &mut self,
+        data: &[u8],
+        limit: f64,
+        mut after_step: impl FnMut(&mut Pair),
+    ) {
         let mut off = 0;
         let end = Time::from_secs_f64(limit);
         let mut closed = false;
@@ -215,6 +226,7 @@ impl Pair {
             if !self.step() {
                 break;
             }
+            after_step(self);
             if closed
                 && self.client.is_closed()
                 && self.server.as_ref().is_some_and(|s| s.is_closed())
