@@ -3,9 +3,7 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::scenarios::{
-    duration_s, seeds, single, template, DWS_FULL, DWS_QUICK, MEDIA_PROTOCOLS, PWS_FULL, PWS_QUICK,
-};
+use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, MEDIA_PROTOCOLS};
 use super::{mbps, mean, plot, run_grouped, show};
 use crate::chart::{Axes, Series};
 use crate::{Claim, Ctx, LabError, Report};
@@ -13,11 +11,7 @@ use crate::{Claim, Ctx, LabError, Report};
 /// Figs. 12–14 and 17.
 pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let t = template(ctx, "media.toml")?;
-    let (pws, dws): (&[f64], &[u32]) = if ctx.quick {
-        (&PWS_QUICK, &DWS_QUICK)
-    } else {
-        (&PWS_FULL, &DWS_FULL)
-    };
+    let (pws, dws) = pw_dw_grid(ctx);
     // Fig. 17's point (d_w = 10 ms, p_w = 10⁻⁴) is always included.
     let mut pws = pws.to_vec();
     if !pws.contains(&1e-4) {

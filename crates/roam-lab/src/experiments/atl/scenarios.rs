@@ -13,6 +13,15 @@ pub const DWS_FULL: [u32; 3] = [10, 50, 150];
 /// Quick mode delays (ms).
 pub const DWS_QUICK: [u32; 2] = [10, 150];
 
+/// The (p_w, d_w in ms) grid of Figs. 6–8 and 12–14 for this mode.
+pub fn pw_dw_grid(ctx: &Ctx) -> (&'static [f64], &'static [u32]) {
+    if ctx.quick {
+        (&PWS_QUICK, &DWS_QUICK)
+    } else {
+        (&PWS_FULL, &DWS_FULL)
+    }
+}
+
 /// TCP protocols compared: (label, `cc`).
 pub const TCP_PROTOCOLS: [(&str, &str); 3] = [
     ("TCP-ATL", "atl"),

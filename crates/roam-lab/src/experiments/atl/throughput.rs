@@ -3,9 +3,7 @@
 
 use serde_json::json;
 
-use super::scenarios::{
-    duration_s, seeds, single, template, DWS_FULL, DWS_QUICK, PWS_FULL, PWS_QUICK, TCP_PROTOCOLS,
-};
+use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, TCP_PROTOCOLS};
 use super::{mbps, mean, plot, run_grouped, show};
 use crate::chart::{Axes, Series};
 use crate::{Claim, Ctx, LabError, Report};
@@ -13,11 +11,7 @@ use crate::{Claim, Ctx, LabError, Report};
 /// Figs. 6–8: throughput vs p_w for three d_w.
 pub(super) fn throughput(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let t = template(ctx, "wireless-source.toml")?;
-    let (pws, dws): (&[f64], &[u32]) = if ctx.quick {
-        (&PWS_QUICK, &DWS_QUICK)
-    } else {
-        (&PWS_FULL, &DWS_FULL)
-    };
+    let (pws, dws) = pw_dw_grid(ctx);
     let seeds = seeds(ctx);
     let mut jobs = Vec::new();
     for &dw in dws {
