@@ -27,12 +27,17 @@ impl Template {
     }
 
     /// A scenario with `params` (dotted key, value) applied, in order.
-    pub fn build(&self, name: &str, params: &[(&str, String)]) -> Result<Scenario, LabError> {
+    pub fn build<K: AsRef<str>>(
+        &self,
+        name: &str,
+        params: &[(K, String)],
+    ) -> Result<Scenario, LabError> {
         let mut doc = self.doc.clone();
         for (key, value) in params {
+            let key = key.as_ref();
             roam_sim::set_param(&mut doc, key, value).map_err(|e| LabError::Param {
                 path: self.path.clone(),
-                key: (*key).to_owned(),
+                key: key.to_owned(),
                 value: value.clone(),
                 message: e.to_string(),
             })?;

@@ -207,10 +207,6 @@ fn job(
         "rtt={rtt} loss={loss} window={window} neighbour={neighbour} {} seed={seed}",
         v.label
     );
-    let params: Vec<(&str, String)> = params
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.clone()))
-        .collect();
     Ok(Job {
         scenario: template.build(&name, &params)?,
         label: name,
