@@ -81,6 +81,11 @@ impl RttEstimator {
         }
     }
 
+    /// The largest RTO (RFC 6298 §2.5's upper bound).
+    pub fn max_rto(&self) -> Duration {
+        self.max_rto
+    }
+
     /// Current RTO including backoff, clamped to [min_rto, max_rto] (RFC 6298 §2.4–2.5).
     pub fn rto(&self) -> Duration {
         let base = match self.srtt {

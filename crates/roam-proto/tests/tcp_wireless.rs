@@ -485,3 +485,26 @@ fn initial_tuning_paces_its_window_at_the_reported_bandwidth() {
         most_at_once(&burst)
     );
 }
+
+#[test]
+fn a_timeout_probe_cycle_with_sack_repairs_a_lost_tail_at_once() {
+    // The last ten segments are lost: no duplicate ACK or SACK block can reveal them, so the
+    // retransmission timer starts a probe cycle (tcp-probing.txt §3 case 1). Whatever it
+    // decides, the timeout said the tail is gone (RFC 6675 §5.1): all of it is resent after
+    // the cycle, not one segment per further timeout.
+    let cfg = TcpConfig {
+        sack: true,
+        recovery: RecoveryMode::Probing,
+        initial_window: 4,
+        ..TcpConfig::default()
+    };
+    let mut pair = Pair::new(cfg, 7);
+    let payload = data(60 * MSS, 3);
+    let tail: Vec<u64> = (50..60).map(seq_of).collect();
+    drop_once(&mut pair, &tail);
+    pair.transfer(&payload, 120.0);
+    assert_eq!(pair.received, payload, "stream intact");
+    let s = pair.client.stats().sender;
+    assert_eq!(s.probe_cycles, 1, "one cycle: {s:?}");
+    assert_eq!(s.timeouts, 1, "one timeout repairs the whole tail: {s:?}");
+}

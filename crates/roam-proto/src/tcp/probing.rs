@@ -7,6 +7,13 @@
 //! the PR2_ACK arrives the two measured probe RTTs feed the §3.2 decision: Immediate Recovery,
 //! Gentle Recovery, Reno-style halving or Slow Start. This module is the state machine and the
 //! decision; the sender ([`super::sender`]) suspends data and applies the outcome.
+//!
+//! One addition to the paper: a *late* answer — the PR1_ACK or PR2_ACK of an exchange the timer
+//! already abandoned — proves the timer shorter than the path's RTT (a handoff to a slower
+//! network, a queue built up). Without it the cycle could restart forever, every answer
+//! arriving just after its exchange was given up. Such an answer still does not advance the
+//! cycle, but its RTT (unambiguous: the id names the probe) raises the timer to three times that
+//! RTT, the value RFC 6298 §2.2 gives a first measurement (docs/DECISIONS.md, "TCP-Probing").
 
 use std::time::Duration;
 
@@ -82,33 +89,49 @@ pub struct ProbeCycle {
     id: u32,
     phase: Phase,
     probe_timeout: Duration,
+    max_timeout: Duration,
     deadline: Option<Time>,
     rtt1: Option<Duration>,
+    /// Probes of abandoned exchanges whose answers may still arrive late: (id, the answer
+    /// expected, when the probe left). Only the exchanges abandoned by the 1st, 2nd, 4th, 8th, …
+    /// restart are kept — at most 32, however long the cycle — so that whatever the path's RTT
+    /// has grown to, some remembered probe was sent long enough ago for its answer to come back.
+    abandoned: Vec<(u32, ProbeKind, Time)>,
     /// Exchanges restarted because a probe or probe ACK was lost.
     pub restarts: u32,
 }
 
 impl ProbeCycle {
     /// Starts a cycle with exchange id `id`; the probe timer is `probe_timeout` (§3.1: the RTT
-    /// estimate current when the cycle is triggered).
+    /// estimate current when the cycle is triggered). Late answers may raise the timer, never
+    /// above `max_timeout`.
     pub fn new(
         trigger: ProbeTrigger,
         old_cwnd: u64,
         dupacks: u32,
         id: u32,
         probe_timeout: Duration,
+        max_timeout: Duration,
     ) -> Self {
+        let max_timeout = max_timeout.max(Duration::from_micros(1));
         ProbeCycle {
             trigger,
             old_cwnd,
             dupacks,
             id,
             phase: Phase::SendProbe1,
-            probe_timeout: probe_timeout.max(Duration::from_micros(1)),
+            probe_timeout: probe_timeout.clamp(Duration::from_micros(1), max_timeout),
+            max_timeout,
             deadline: None,
             rtt1: None,
+            abandoned: Vec::new(),
             restarts: 0,
         }
+    }
+
+    /// The probe timer's current length.
+    pub fn probe_timeout(&self) -> Duration {
+        self.probe_timeout
     }
 
     /// The id of the exchange in progress.
@@ -146,17 +169,51 @@ impl ProbeCycle {
             _ => return false,
         }
         self.deadline = None;
+        let awaited = match self.phase {
+            Phase::AwaitPr1(sent) => Some((ProbeKind::Pr1Ack, sent)),
+            Phase::AwaitPr2(sent) => Some((ProbeKind::Pr2Ack, sent)),
+            Phase::SendProbe1 | Phase::SendProbe2 => None,
+        };
+        self.restarts += 1;
+        if let Some((answer, sent)) = awaited {
+            if self.restarts.is_power_of_two() {
+                self.abandoned.push((self.id, answer, sent));
+            }
+        }
         self.id = next_id;
         self.rtt1 = None;
         self.phase = Phase::SendProbe1;
-        self.restarts += 1;
         true
     }
 
+    /// A late answer to an abandoned exchange: the timer was shorter than this RTT, so it
+    /// becomes 3 × the RTT (RFC 6298 §2.2's first-measurement value), capped, and the probe now
+    /// awaited gets the longer timer.
+    fn on_late_answer(&mut self, now: Time, probe: ProbeOption) {
+        let Some(pos) = self
+            .abandoned
+            .iter()
+            .position(|&(id, answer, _)| id == probe.id && answer == probe.kind)
+        else {
+            return;
+        };
+        let (_, _, sent) = self.abandoned.swap_remove(pos);
+        let timeout = (now.saturating_since(sent) * 3).min(self.max_timeout);
+        if timeout <= self.probe_timeout {
+            return;
+        }
+        self.probe_timeout = timeout;
+        if let Phase::AwaitPr1(sent) | Phase::AwaitPr2(sent) = self.phase {
+            self.deadline = Some(sent + timeout);
+        }
+    }
+
     /// A probe acknowledgement arrived. Returns both probe RTTs when this PR2_ACK completes the
-    /// cycle. Acknowledgements with another id (a restarted exchange's late answers) are ignored.
+    /// cycle. Acknowledgements with another id (a restarted exchange's late answers) do not
+    /// advance the cycle; they only lengthen a timer that proved too short.
     pub fn on_probe_ack(&mut self, now: Time, probe: ProbeOption) -> Option<(Duration, Duration)> {
         if probe.id != self.id {
+            self.on_late_answer(now, probe);
             return None;
         }
         match (probe.kind, self.phase) {
@@ -252,7 +309,7 @@ mod tests {
 
     #[test]
     fn full_exchange_yields_two_rtts() {
-        let mut c = ProbeCycle::new(ProbeTrigger::DupAcks, 10_000, 3, 7, ms(100));
+        let mut c = ProbeCycle::new(ProbeTrigger::DupAcks, 10_000, 3, 7, ms(100), ms(60_000));
         let p1 = c.poll_probe(Time::from_millis(0)).unwrap();
         assert_eq!(
             p1,
@@ -281,7 +338,7 @@ mod tests {
 
     #[test]
     fn lost_probe_restarts_with_a_new_id_and_ignores_the_old_one() {
-        let mut c = ProbeCycle::new(ProbeTrigger::Timeout, 10_000, 0, 1, ms(100));
+        let mut c = ProbeCycle::new(ProbeTrigger::Timeout, 10_000, 0, 1, ms(100), ms(60_000));
         c.poll_probe(Time::ZERO).unwrap();
         assert!(!c.on_timer(Time::from_millis(99), 2));
         assert!(c.on_timer(Time::from_millis(100), 2));
@@ -303,6 +360,78 @@ mod tests {
             "stale ack must not advance"
         );
         assert_eq!(c.restarts, 1);
+    }
+
+    #[test]
+    fn late_answers_lengthen_a_timer_shorter_than_the_path() {
+        // The path's RTT (250 ms) grew past the probe timer (100 ms), e.g. after a handoff.
+        let ack = |kind, id| ProbeOption { kind, id };
+        let mut c = ProbeCycle::new(ProbeTrigger::Timeout, 10_000, 0, 1, ms(100), ms(60_000));
+        c.poll_probe(Time::ZERO).unwrap();
+        assert!(c.on_timer(Time::from_millis(100), 2));
+        c.poll_probe(Time::from_millis(100)).unwrap();
+        assert!(c.on_timer(Time::from_millis(200), 3));
+        c.poll_probe(Time::from_millis(200)).unwrap();
+        // id 1's answer, 250 ms after its probe: the timer becomes 750 ms, re-armed for id 3.
+        assert!(c
+            .on_probe_ack(Time::from_millis(250), ack(ProbeKind::Pr1Ack, 1))
+            .is_none());
+        assert_eq!(c.probe_timeout(), ms(750));
+        assert_eq!(c.deadline(), Some(Time::from_millis(950)));
+        assert!(
+            !c.on_timer(Time::from_millis(300), 4),
+            "no restart at the old deadline"
+        );
+        // A shorter late sample (id 2) never shortens the timer; the wrong answer kind for an
+        // abandoned id is not a sample.
+        c.on_probe_ack(Time::from_millis(350), ack(ProbeKind::Pr1Ack, 2));
+        c.on_probe_ack(Time::from_millis(360), ack(ProbeKind::Pr2Ack, 1));
+        assert_eq!(c.probe_timeout(), ms(750));
+        // id 3 is answered in time and the cycle completes.
+        assert!(c
+            .on_probe_ack(Time::from_millis(450), ack(ProbeKind::Pr1Ack, 3))
+            .is_none());
+        let p2 = c.poll_probe(Time::from_millis(450)).unwrap();
+        assert_eq!((p2.kind, p2.id), (ProbeKind::Probe2, 3));
+        assert_eq!(
+            c.on_probe_ack(Time::from_millis(700), ack(ProbeKind::Pr2Ack, 3)),
+            Some((ms(250), ms(250)))
+        );
+        assert_eq!(c.restarts, 2);
+    }
+
+    #[test]
+    fn a_late_answer_is_recognised_after_many_restarts() {
+        // 100 ms timer, 10 s RTT (a deep queue on a slow link): 100 restarts happen before the
+        // first answer comes back, and it must still be recognised.
+        let mut c = ProbeCycle::new(ProbeTrigger::Timeout, 10_000, 0, 1, ms(100), ms(60_000));
+        for k in 1..=100u32 {
+            c.poll_probe(Time::from_millis(u64::from(k - 1) * 100))
+                .unwrap();
+            assert!(c.on_timer(Time::from_millis(u64::from(k) * 100), k + 1));
+        }
+        c.poll_probe(Time::from_millis(10_000)).unwrap();
+        let first = ProbeOption {
+            kind: ProbeKind::Pr1Ack,
+            id: 1,
+        };
+        c.on_probe_ack(Time::from_millis(10_000), first);
+        assert_eq!(c.probe_timeout(), ms(30_000));
+        assert_eq!(c.deadline(), Some(Time::from_millis(40_000)));
+    }
+
+    #[test]
+    fn a_late_answer_never_raises_the_timer_past_its_cap() {
+        let mut c = ProbeCycle::new(ProbeTrigger::Timeout, 10_000, 0, 1, ms(100), ms(1000));
+        c.poll_probe(Time::ZERO).unwrap();
+        assert!(c.on_timer(Time::from_millis(100), 2));
+        c.poll_probe(Time::from_millis(100)).unwrap();
+        let late = ProbeOption {
+            kind: ProbeKind::Pr1Ack,
+            id: 1,
+        };
+        c.on_probe_ack(Time::from_millis(900), late);
+        assert_eq!(c.probe_timeout(), ms(1000));
     }
 
     #[test]

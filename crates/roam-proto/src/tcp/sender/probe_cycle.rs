@@ -47,6 +47,7 @@ impl Sender {
             dupacks,
             id,
             timer,
+            self.rtt.max_rto(),
         ));
         self.stats.probe_cycles += 1;
         self.recovery = None;
@@ -99,8 +100,13 @@ impl Sender {
         if self.board.is_empty() {
             return;
         }
-        if cycle.trigger == ProbeTrigger::Timeout && decision == ProbeDecision::SlowStart {
-            // As after an RTO: everything outstanding is presumed lost (go-back-N).
+        let after_timeout = cycle.trigger == ProbeTrigger::Timeout;
+        if after_timeout && (decision == ProbeDecision::SlowStart || self.sack) {
+            // As after an RTO: everything outstanding and not SACKed is presumed lost
+            // (go-back-N; RFC 6675 §5.1). With SACK this holds whatever the decision: the
+            // decision chooses the window, the timeout already told what was lost. Re-arming
+            // only the first segment would leave a lost tail that no SACK ever reveals to be
+            // repaired one segment per RTO.
             self.board.mark_all_lost();
         } else {
             self.board.remark_first_lost();
