@@ -1,0 +1,186 @@
+//! Data integrity across handoffs, through the whole simulator: a server sends to a mobile host
+//! behind a router; the mobile's wireless link is handed off at random instants (its rate, delay
+//! and loss jump to those of another network, in both directions) and its interface goes down
+//! and comes back up at random. TCP (every congestion controller and recovery a scenario can
+//! select, with link info reported) and RCP (NewReno and RCP-STP receivers, with ELN) must still
+//! deliver exactly the bytes written, once, in order, and complete.
+
+mod common;
+
+use common::{flow, run};
+use proptest::prelude::*;
+
+/// One thing that happens to the mobile's wireless link.
+#[derive(Debug, Clone)]
+enum Change {
+    /// The link now behaves like another network: new rate (kb/s), one-way delay (ms) and loss.
+    Handoff {
+        at_ms: u32,
+        rate_kbps: u32,
+        delay_ms: u32,
+        loss: f64,
+    },
+    /// The mobile's interface is down for `down_ms`, then up again.
+    Outage { at_ms: u32, down_ms: u32 },
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        (500u32..10_000, 100u32..8_000, 1u32..600, 0.0..0.1f64).prop_map(
+            |(at_ms, rate_kbps, delay_ms, loss)| Change::Handoff {
+                at_ms,
+                rate_kbps,
+                delay_ms,
+                loss
+            }
+        ),
+        (500u32..10_000, 1u32..5_000)
+            .prop_map(|(at_ms, down_ms)| Change::Outage { at_ms, down_ms }),
+    ]
+}
+
+/// The `[[event]]` entries for `changes`.
+fn events(changes: &[Change]) -> String {
+    let mut text = String::new();
+    for c in changes {
+        match *c {
+            Change::Handoff {
+                at_ms,
+                rate_kbps,
+                delay_ms,
+                loss,
+            } => {
+                text += &format!(
+                    "[[event]]\nat = \"{at_ms}ms\"\nlink = \"wl\"\n\
+                 set = {{ rate = \"{rate_kbps}kbps\", delay = \"{delay_ms}ms\", loss = {loss} }}\n"
+                )
+            }
+            Change::Outage { at_ms, down_ms } => {
+                let up_ms = at_ms + down_ms;
+                text += &format!(
+                    "[[event]]\nat = \"{at_ms}ms\"\nnode = \"mobile\"\niface = \"wl\"\nup = false\n\
+                     [[event]]\nat = \"{up_ms}ms\"\nnode = \"mobile\"\niface = \"wl\"\nup = true\n"
+                );
+            }
+        }
+    }
+    text
+}
+
+/// Server —(10 Mb/s, 5 ms)— router —(wireless, 2 Mb/s, 20 ms, 1 % loss)— mobile, then `flows`
+/// and `events`.
+fn scenario(seed: u64, flows: &str, events: &str) -> String {
+    format!(
+        r#"
+name = "handoffs"
+[run]
+duration = "3000s"
+seed = {seed}
+sample_interval = "0s"
+[[node]]
+name = "server"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "mobile"
+[[link]]
+name = "wired"
+a = "server"
+b = "r"
+rate = "10Mbps"
+delay = "5ms"
+queue = "100p"
+[[link]]
+name = "wl"
+a = "r"
+b = "mobile"
+rate = "2Mbps"
+delay = "20ms"
+queue = "50p"
+wireless = true
+[link.forward]
+loss = 0.01
+{flows}
+{events}
+"#
+    )
+}
+
+/// Every TCP congestion controller / recovery combination a scenario can select here.
+const TCP_VARIANTS: &[(&str, &str)] = &[
+    ("newreno", ""),
+    ("newreno", "sack = false\n"),
+    ("newreno", "eln = true\n"),
+    ("newreno", "recovery = \"probing\"\n"),
+    (
+        "newreno",
+        "last_link = { max_cwnd = true, initial = true, per = true }\n",
+    ),
+    ("westwood", ""),
+    ("atl", ""),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tcp_delivers_every_byte_once_in_order_across_handoffs(
+        seed in 1u64..1_000_000,
+        variant in 0..TCP_VARIANTS.len(),
+        changes in proptest::collection::vec(change(), 0..6),
+        kib in 1u32..600,
+    ) {
+        let (cc, options) = TCP_VARIANTS[variant];
+        let flows = format!(
+            "[[flow]]\nid = \"f\"\nprotocol = \"tcp\"\ncc = \"{cc}\"\nfrom = \"server\"\n\
+             to = \"mobile\"\nsize = \"{kib}KiB\"\n[flow.tcp]\nreport_link_info = true\n{options}"
+        );
+        let r = run(&scenario(seed, &flows, &events(&changes)));
+        let f = flow(&r, "f");
+        prop_assert_eq!(f.integrity_errors, 0);
+        prop_assert_eq!(f.bytes_delivered, u64::from(kib) * 1024);
+        prop_assert!(f.completion_s.is_some(), "did not complete: {:?}", f);
+    }
+
+    #[test]
+    fn rcp_delivers_every_byte_once_in_order_across_handoffs(
+        seed in 1u64..1_000_000,
+        stp in any::<bool>(),
+        eln in any::<bool>(),
+        changes in proptest::collection::vec(change(), 0..6),
+        kb in 1u32..600,
+    ) {
+        let cc = if stp { "stp" } else { "newreno" };
+        let flows = format!(
+            "[[flow]]\nid = \"f\"\nprotocol = \"rcp\"\ncc = \"{cc}\"\nfrom = \"server\"\n\
+             to = \"mobile\"\nsize = \"{kb}KB\"\n[flow.rcp]\neln = {eln}\n"
+        );
+        let r = run(&scenario(seed, &flows, &events(&changes)));
+        let f = flow(&r, "f");
+        prop_assert_eq!(f.integrity_errors, 0);
+        prop_assert_eq!(f.bytes_delivered, u64::from(kb) * 1000);
+        prop_assert!(f.completion_s.is_some(), "did not complete: {:?}", f);
+    }
+}
+
+/// Regression (found by the property test above): after a handoff to a slower, longer path the
+/// probe answers all came back after the probe timer, and TCP-Probing restarted its exchange
+/// forever. Late answers now lengthen the timer (docs/DECISIONS.md, "TCP-Probing").
+#[test]
+fn a_probe_cycle_survives_a_handoff_to_a_slower_longer_path() {
+    let flows = "[[flow]]\nid = \"f\"\nprotocol = \"tcp\"\nfrom = \"server\"\nto = \"mobile\"\n\
+                 size = \"129KiB\"\n[flow.tcp]\nreport_link_info = true\nrecovery = \"probing\"\n";
+    let handoff = [Change::Handoff {
+        at_ms: 770,
+        rate_kbps: 300,
+        delay_ms: 153,
+        loss: 0.0,
+    }];
+    let r = run(&scenario(1, flows, &events(&handoff)));
+    let f = flow(&r, "f");
+    assert_eq!(f.integrity_errors, 0);
+    assert_eq!(f.bytes_delivered, 129 * 1024);
+    let done = f.completion_s.expect("completes");
+    assert!(done < 30.0, "completed only at {done} s");
+}
