@@ -222,3 +222,28 @@ fn handshake_gives_up_when_the_peer_never_answers() {
     assert_eq!(p.client.state(), State::Closed);
     assert!(p.client_events.contains(&Event::TimedOut));
 }
+
+#[test]
+fn a_connection_opened_late_measures_the_path_not_the_clock() {
+    // RFC 7323: the SYN's and SYN-ACK's TSval become TS.Recent, so the handshake's first RTT
+    // sample is the path's ≈ 40 ms on either end, whenever the connection opens — not the
+    // time since the clock's origin (as when the echo was 0).
+    for start_s in [0.0, 20.0, 3000.0] {
+        let start = roam_proto::Time::from_secs_f64(start_s);
+        let mut p = Pair::starting_at(TcpConfig::default(), 3, start);
+        while p.server.is_none() || p.client.state() != State::Established {
+            assert!(p.step(), "handshake stalled");
+        }
+        p.run_until(start_s + 1.0);
+        for (end, conn) in [
+            ("client", &p.client),
+            ("server", p.server.as_ref().unwrap()),
+        ] {
+            let srtt = conn.sender().rtt().srtt().expect("a handshake sample");
+            assert!(
+                srtt.as_secs_f64() < 0.1,
+                "{end} opened at {start_s} s: SRTT {srtt:?}"
+            );
+        }
+    }
+}

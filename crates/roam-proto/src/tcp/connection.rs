@@ -190,7 +190,7 @@ impl Connection {
         }
         let mut c = Connection::new(cfg, cc, seg.conn_id, State::SynReceived);
         c.negotiate(now, &seg);
-        c.receiver.on_segment(now, seg.seq, &[], false, seg.ts_val);
+        c.receiver.on_syn(seg.ts_val);
         c.syn_deadline = Some(now + c.cfg.initial_rto());
         c.stats.datagrams_received += 1;
         Ok(c)
@@ -372,8 +372,7 @@ impl Connection {
                     self.negotiate(now, &seg);
                     let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
                     self.sender.on_handshake_rtt(rtt);
-                    self.receiver
-                        .on_segment(now, seg.seq, &[], false, seg.ts_val);
+                    self.receiver.on_syn(seg.ts_val);
                     self.state = if self.close_requested {
                         State::FinWait1
                     } else {
@@ -387,7 +386,10 @@ impl Connection {
             }
             State::SynReceived => {
                 if seg.flags.contains(Flags::SYN) && !seg.flags.contains(Flags::ACK) {
-                    self.syn_pending = true; // Our SYN-ACK was lost: answer the repeated SYN.
+                    // Our SYN-ACK was lost: answer the repeated SYN, echoing its timestamp so
+                    // the peer's first RTT sample measures this exchange.
+                    self.receiver.on_syn(seg.ts_val);
+                    self.syn_pending = true;
                     return Ok(());
                 }
                 if !seg.flags.contains(Flags::ACK) || seg.ack < ISN + 1 {

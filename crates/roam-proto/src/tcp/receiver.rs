@@ -92,6 +92,13 @@ impl Receiver {
         self.ts_recent
     }
 
+    /// Records the TSval of the peer's SYN (or SYN-ACK, or a repeated SYN) as TS.Recent, so the
+    /// handshake's answer echoes it (RFC 7323 §3.2, §4.3: the SYN occupies one sequence number,
+    /// which `on_segment`'s payload-only test would miss).
+    pub fn on_syn(&mut self, ts_val: u32) {
+        self.ts_recent = ts_val;
+    }
+
     /// True once the peer's FIN was received in order (end of stream).
     pub fn fin_received(&self) -> bool {
         self.fin_received

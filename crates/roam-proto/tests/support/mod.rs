@@ -54,12 +54,16 @@ pub struct Pair {
 
 impl Pair {
     pub fn new(cfg: TcpConfig, seed: u64) -> Pair {
+        Pair::starting_at(cfg, seed, Time::ZERO)
+    }
+
+    /// A pair whose client opens the connection at `start` (virtual time before it is idle).
+    pub fn starting_at(cfg: TcpConfig, seed: u64, start: Time) -> Pair {
         let cfg = Arc::new(cfg);
-        let client =
-            Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(seed | 1), Time::ZERO)
-                .expect("valid config");
+        let client = Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(seed | 1), start)
+            .expect("valid config");
         Pair {
-            now: Time::ZERO,
+            now: start,
             client,
             server: None,
             cfg,
@@ -67,7 +71,7 @@ impl Pair {
             next_id: 0,
             delay: Duration::from_millis(20),
             bytes_per_sec: 1.25e6,
-            busy_until: [Time::ZERO; 2],
+            busy_until: [start; 2],
             fwd: Impair::default(),
             rev: Impair::default(),
             rng: ChaCha8Rng::seed_from_u64(seed),
