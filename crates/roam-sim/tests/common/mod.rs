@@ -1,6 +1,8 @@
 //! Helpers shared by the simulator's integration tests.
 #![allow(dead_code)]
 
+pub mod handoff;
+
 use roam_sim::result::{FlowResult, LinkResult, RunResult};
 use roam_sim::Scenario;
 
