@@ -14,41 +14,12 @@ use proptest::prelude::*;
 /// Server —(10 Mb/s, 5 ms)— router —(wireless, 2 Mb/s, 20 ms, 1 % loss)— mobile, then `flows`
 /// and `events`.
 fn scenario(seed: u64, flows: &str, events: &str) -> String {
-    format!(
-        r#"
-name = "handoffs"
-[run]
-duration = "3000s"
-seed = {seed}
-sample_interval = "0s"
-[[node]]
-name = "server"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "mobile"
-[[link]]
-name = "wired"
-a = "server"
-b = "r"
-rate = "10Mbps"
-delay = "5ms"
-queue = "100p"
-[[link]]
-name = "wl"
-a = "r"
-b = "mobile"
-rate = "2Mbps"
-delay = "20ms"
-queue = "50p"
-wireless = true
-[link.forward]
-loss = 0.01
-{flows}
-{events}
-"#
-    )
+    let topology = common::mobile_behind_router(
+        &format!("duration = \"3000s\"\nseed = {seed}\nsample_interval = \"0s\""),
+        "rate = \"10Mbps\"\ndelay = \"5ms\"\nqueue = \"100p\"",
+        "rate = \"2Mbps\"\ndelay = \"20ms\"\nqueue = \"50p\"\n[link.forward]\nloss = 0.01",
+    );
+    format!("name = \"handoffs\"\n{topology}{flows}\n{events}")
 }
 
 /// Every TCP congestion controller / recovery combination a scenario can select here.

@@ -169,44 +169,11 @@ fn scenario(seed: u64, c: &Channel, downloads: &[Download], changes: &[Change]) 
     } else {
         ""
     };
-    let mut text = format!(
-        r#"
-name = "shared-link"
-[run]
-duration = "5000s"
-seed = {seed}
-sample_interval = "0s"
-[[node]]
-name = "server"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "mobile"
-[[link]]
-name = "wired"
-a = "server"
-b = "r"
-rate = "20Mbps"
-delay = "5ms"
-queue = "100p"
-[[link]]
-name = "wl"
-a = "r"
-b = "mobile"
-rate = "{}kbps"
-delay = "{}ms"
-queue = "{}p"
-wireless = true
-[link.forward]
-loss = {}
-reorder = {{ probability = {}, delay = "7ms" }}
-duplicate = {}
-{gilbert}
-[link.reverse]
-loss = {}
-duplicate = {}
-"#,
+    let run = format!("duration = \"5000s\"\nseed = {seed}\nsample_interval = \"0s\"");
+    let wireless = format!(
+        "rate = \"{}kbps\"\ndelay = \"{}ms\"\nqueue = \"{}p\"\n[link.forward]\nloss = {}\n\
+         reorder = {{ probability = {}, delay = \"7ms\" }}\nduplicate = {}\n{gilbert}\n\
+         [link.reverse]\nloss = {}\nduplicate = {}\n",
         c.rate_kbps,
         c.delay_ms,
         c.queue,
@@ -215,6 +182,11 @@ duplicate = {}
         c.duplicate,
         c.reverse_loss,
         c.duplicate
+    );
+    let wired = "rate = \"20Mbps\"\ndelay = \"5ms\"\nqueue = \"100p\"";
+    let mut text = format!(
+        "name = \"shared-link\"\n{}",
+        common::mobile_behind_router(&run, wired, &wireless)
     );
     for (i, d) in downloads.iter().enumerate() {
         text += &flow_entry(i, d, c.gilbert);

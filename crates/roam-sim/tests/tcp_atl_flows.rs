@@ -7,33 +7,13 @@ use common::{flow, run};
 
 /// A wired source, a 10 ms wired hop, and a lossy 150 ms wireless hop to the receiver.
 fn wireless_receiver(cc: &str) -> String {
+    let topology = common::mobile_behind_router(
+        "duration = \"60s\"",
+        "rate = \"2Mbps\"\ndelay = \"10ms\"\nqueue = \"50p\"",
+        "rate = \"2Mbps\"\ndelay = \"150ms\"\nqueue = \"50p\"\nforward = { loss = 0.01 }",
+    );
     format!(
-        r#"
-[run]
-duration = "60s"
-[[node]]
-name = "server"
-[[node]]
-name = "r"
-kind = "router"
-[[node]]
-name = "mobile"
-[[link]]
-name = "wired"
-a = "server"
-b = "r"
-rate = "2Mbps"
-delay = "10ms"
-queue = "50p"
-[[link]]
-name = "wl"
-a = "r"
-b = "mobile"
-rate = "2Mbps"
-delay = "150ms"
-queue = "50p"
-wireless = true
-forward = {{ loss = 0.01 }}
+        r#"{topology}
 [[flow]]
 id = "f"
 protocol = "tcp"
@@ -63,10 +43,12 @@ fn tcp_atl_adapts_to_a_wireless_receivers_reports_and_delivers_intact_data() {
 
 #[test]
 fn tcp_atl_on_a_wired_path_is_exactly_newreno() {
-    let text = wireless_receiver("atl").replace(
-        "wireless = true\nforward = { loss = 0.01 }",
-        "wireless = false",
-    );
+    let wireless = wireless_receiver("atl");
+    let text = wireless
+        .replace("wireless = true", "wireless = false")
+        .replace("forward = { loss = 0.01 }", "");
+    assert_eq!(text.matches("wireless = false").count(), 1);
+    assert!(!text.contains("loss"), "the path is wired and clean");
     let other = text.replace("cc = \"atl\"", "cc = \"newreno\"");
     let (a, n) = (run(&text), run(&other));
     assert_eq!(flow(&a, "f").bytes_delivered, flow(&n, "f").bytes_delivered);

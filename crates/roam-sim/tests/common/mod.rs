@@ -31,6 +31,36 @@ b = "b"
     )
 }
 
+/// A `server` —`wired`— router `r` —`wl` (wireless)— `mobile` topology: `run` is the body of
+/// the `[run]` table, `wired` and `wireless` the attribute lines of the two links (the wireless
+/// one may end with `[link.forward]` / `[link.reverse]` sub-tables). Flows and events follow.
+pub fn mobile_behind_router(run: &str, wired: &str, wireless: &str) -> String {
+    format!(
+        r#"
+[run]
+{run}
+[[node]]
+name = "server"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "mobile"
+[[link]]
+name = "wired"
+a = "server"
+b = "r"
+{wired}
+[[link]]
+name = "wl"
+a = "r"
+b = "mobile"
+wireless = true
+{wireless}
+"#
+    )
+}
+
 /// A CBR flow from a to b.
 pub fn cbr(id: &str, rate: &str, packet_size: u32) -> String {
     format!(
