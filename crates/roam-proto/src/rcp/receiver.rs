@@ -194,6 +194,11 @@ impl RcpReceiver {
         &self.pipe
     }
 
+    /// The connection's identifier (every datagram of the connection carries it).
+    pub fn conn_id(&self) -> ConnId {
+        self.conn_id
+    }
+
     /// Counters.
     pub fn stats(&self) -> ReceiverStats {
         self.stats
