@@ -52,6 +52,8 @@ pub struct FlowCounters {
     /// Time the receiving application got the last byte of a sized flow (and the connection
     /// closed), if it did.
     pub completed_at: Option<Time>,
+    /// The first failure either end reported, and when.
+    pub failure: Option<(Time, crate::result::FlowFailure)>,
     /// Data segments retransmitted.
     pub retransmitted_segments: u64,
     /// Retransmission timeouts.
@@ -66,6 +68,16 @@ pub struct FlowCounters {
     pub radio: Option<crate::energy::RadioMeter>,
     /// Delay and jitter of a media flow (RCP-ATL / rate AIMD), set by its receiver.
     pub media: Option<crate::result::MediaResult>,
+}
+
+impl FlowCounters {
+    /// Records that an end of the flow's connection failed at `at`, unless the flow already
+    /// completed or failed.
+    pub fn fail(&mut self, at: Time, why: crate::result::FlowFailure) {
+        if self.completed_at.is_none() && self.failure.is_none() {
+            self.failure = Some((at, why));
+        }
+    }
 }
 
 /// What an agent reports when the simulator samples the time series (once per bin).

@@ -109,6 +109,8 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
                 goodput_bps,
                 bytes_delivered: c.bytes_delivered,
                 completion_s: c.completed_at.map(|t| (t - start).as_secs_f64()),
+                failure: c.failure.map(|(_, why)| why),
+                failed_s: c.failure.map(|(t, _)| (t - start).as_secs_f64()),
                 retransmitted_segments: c.retransmitted_segments,
                 integrity_errors: c.integrity_errors,
                 timeouts: c.timeouts,

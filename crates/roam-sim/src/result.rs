@@ -48,6 +48,11 @@ pub struct FlowResult {
     /// Seconds from the flow's start until the receiver had all bytes of a sized flow and the
     /// connection was closed; `null` for unsized flows or unfinished ones.
     pub completion_s: Option<f64>,
+    /// Why the connection ended without completing, if it did (`null` otherwise: completed,
+    /// still running at the end of the run, or a flow without a connection).
+    pub failure: Option<FlowFailure>,
+    /// Seconds from the flow's start until that failure.
+    pub failed_s: Option<f64>,
     /// Data segments sent more than once.
     pub retransmitted_segments: u64,
     /// Retransmission timeouts.
@@ -71,6 +76,29 @@ pub struct FlowResult {
     /// (the CLI's flat CSV rows need one shape for every flow); read it from the struct.
     #[serde(skip)]
     pub media: Option<MediaResult>,
+}
+
+/// Why a flow's connection ended before it completed.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowFailure {
+    /// The handshake got no answer within its retries (the engines' `max_syn_retries`).
+    HandshakeTimedOut,
+    /// An established connection reached its retransmission limit (`max_retries`).
+    GaveUp,
+    /// The peer reset the connection.
+    Reset,
+}
+
+impl FlowFailure {
+    /// A short human-readable description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FlowFailure::HandshakeTimedOut => "handshake timed out",
+            FlowFailure::GaveUp => "gave up",
+            FlowFailure::Reset => "reset",
+        }
+    }
 }
 
 /// Delay and jitter of a media flow's packets, measured at the receiver (atl.txt §V-B3).

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{flow, load, run, two_hosts};
+use roam_sim::result::FlowFailure;
 use roam_sim::Scenario;
 
 fn rcp_flow(size: &str, rcp: &str) -> String {
@@ -152,4 +153,19 @@ think = "200ms"
         .unwrap_err()
         .to_string();
     assert!(err.contains("http.thinkk"), "{err}");
+}
+
+#[test]
+fn an_rcp_receiver_whose_sender_never_answers_reports_a_timed_out_handshake() {
+    let down = "[[event]]\nat = \"0s\"\nnode = \"a\"\niface = \"l\"\nup = false\n";
+    let text = two_hosts(
+        "600s",
+        "rate = \"2Mbps\"\ndelay = \"15ms\"",
+        "",
+        &(rcp_flow("100KB", "") + down),
+    );
+    let f = run(&text).flows.remove(0);
+    assert_eq!(f.bytes_delivered, 0);
+    assert_eq!(f.failure, Some(FlowFailure::HandshakeTimedOut));
+    assert!(f.failed_s.is_some_and(|t| t > 60.0), "{f:?}");
 }

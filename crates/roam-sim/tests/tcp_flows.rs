@@ -4,6 +4,7 @@
 mod common;
 
 use common::{flow, run, two_hosts};
+use roam_sim::result::FlowFailure;
 
 fn tcp(id: &str, size: &str) -> String {
     format!(
@@ -58,4 +59,55 @@ delay = "20ms""#,
     assert_eq!(f.bytes_delivered, 2_000_000, "{f:?}");
     assert!(f.completion_s.is_some());
     assert!(f.retransmitted_segments > 0);
+}
+
+/// The receiver's interface down from `down_at`, for good.
+fn receiver_down_at(down_at: &str) -> String {
+    format!("[[event]]\nat = \"{down_at}\"\nnode = \"b\"\niface = \"l\"\nup = false\n")
+}
+
+#[test]
+fn a_flow_whose_peer_never_answers_reports_a_timed_out_handshake() {
+    let text = two_hosts(
+        "600s",
+        "rate = \"1Mbps\"\ndelay = \"10ms\"",
+        "",
+        &(tcp("f", "100KB") + &receiver_down_at("0s")),
+    );
+    let f = run(&text).flows.remove(0);
+    assert_eq!(f.bytes_delivered, 0);
+    assert_eq!(f.completion_s, None);
+    assert_eq!(f.failure, Some(FlowFailure::HandshakeTimedOut));
+    // SYNs at 0, 1, 3, 7, 15, 31 and 63 s (the RTO doubling from 1 s), then 60 s (the RTO's
+    // cap) for the last answer: the handshake gives up at 123 s, as Linux's would at ≈ 127 s.
+    let at = f.failed_s.expect("when");
+    assert!((122.0..=124.0).contains(&at), "failed at {at} s");
+}
+
+#[test]
+fn an_established_flow_that_loses_its_peer_gives_up_at_its_retransmission_limit() {
+    let flow = tcp("f", "10MB") + "[flow.tcp]\nmax_retries = 3\n";
+    let text = two_hosts(
+        "600s",
+        "rate = \"1Mbps\"\ndelay = \"10ms\"",
+        "",
+        &(flow + &receiver_down_at("5s")),
+    );
+    let f = run(&text).flows.remove(0);
+    assert!(f.bytes_delivered > 0);
+    assert_eq!(f.failure, Some(FlowFailure::GaveUp));
+    assert!(f.failed_s.expect("when") > 5.0);
+}
+
+#[test]
+fn a_completed_flow_reports_no_failure() {
+    let text = two_hosts(
+        "60s",
+        "rate = \"10Mbps\"\ndelay = \"10ms\"",
+        "",
+        &tcp("f", "100KB"),
+    );
+    let f = run(&text).flows.remove(0);
+    assert!(f.completion_s.is_some());
+    assert_eq!((f.failure, f.failed_s), (None, None));
 }

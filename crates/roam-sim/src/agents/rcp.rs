@@ -15,6 +15,7 @@ use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::energy::{PowerModel, RadioMeter};
+use crate::result::FlowFailure;
 
 /// The object every simulated RCP flow transfers.
 const OBJECT_NAME: &[u8] = b"pattern";
@@ -153,8 +154,15 @@ impl RcpReceiverAgent {
                 c.integrity_errors += bad;
             }
             while let Some(ev) = conn.poll_event() {
-                if ev == RcpEvent::Eof {
-                    ctx.counters(flow).completed_at.get_or_insert(now);
+                match ev {
+                    RcpEvent::Eof => {
+                        ctx.counters(flow).completed_at.get_or_insert(now);
+                    }
+                    RcpEvent::Failed => {
+                        ctx.counters(flow).fail(now, FlowFailure::HandshakeTimedOut)
+                    }
+                    RcpEvent::Reset => ctx.counters(flow).fail(now, FlowFailure::Reset),
+                    RcpEvent::Connected { .. } | RcpEvent::Closed => {}
                 }
             }
             if !self.asleep {

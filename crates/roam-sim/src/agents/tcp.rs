@@ -10,6 +10,7 @@ use roam_wire::ConnId;
 
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
+use crate::result::FlowFailure;
 
 /// The [`Agent`] methods both TCP agents implement alike: timer expiries, link changes and
 /// corruption reports go to the agent's connection, then `after_call` reads, writes and
@@ -65,6 +66,7 @@ pub fn tcp_sender(
         size,
         conn_seed,
         conn: None,
+        connected: false,
         written: 0,
         chunk: Vec::new(),
     })
@@ -84,6 +86,7 @@ pub fn tcp_receiver(
         iface,
         local_port,
         conn: None,
+        connected: false,
         peer: None,
         read_buf: Vec::new(),
     })
@@ -160,6 +163,8 @@ struct TcpSenderAgent {
     size: Option<u64>,
     conn_seed: u64,
     conn: Option<Connection>,
+    /// The handshake completed (a later timeout is the retransmission limit).
+    connected: bool,
     written: u64,
     chunk: Vec<u8>,
 }
@@ -194,7 +199,9 @@ impl TcpSenderAgent {
         self.fill();
         if let Some(conn) = self.conn.as_mut() {
             flush(conn, self.flow, self.iface, self.local_port, self.peer, ctx);
-            while conn.poll_event().is_some() {}
+            while let Some(ev) = conn.poll_event() {
+                note_failure(ev, &mut self.connected, self.flow, ctx);
+            }
             let s = conn.stats().sender;
             let c = ctx.counters(self.flow);
             c.retransmitted_segments = s.retransmitted_segments;
@@ -239,6 +246,8 @@ struct TcpReceiverAgent {
     iface: IfaceIdx,
     local_port: u16,
     conn: Option<Connection>,
+    /// The handshake completed (a later timeout is the retransmission limit).
+    connected: bool,
     peer: Option<SockAddr>,
     read_buf: Vec<u8>,
 }
@@ -266,6 +275,7 @@ impl TcpReceiverAgent {
                 ctx.counters(self.flow).completed_at.get_or_insert(now);
                 conn.close();
             }
+            note_failure(ev, &mut self.connected, self.flow, ctx);
         }
         flush(conn, self.flow, self.iface, self.local_port, peer, ctx);
     }
@@ -283,6 +293,23 @@ impl Agent for TcpReceiverAgent {
     }
 
     connection_events!();
+}
+
+/// Turns a connection's end events into the flow's failure, if it failed: a timeout before
+/// `Connected` is a handshake that got no answer, after it the retransmission limit.
+fn note_failure(ev: Event, connected: &mut bool, flow: FlowIdx, ctx: &mut dyn NetCtx) {
+    let why = match ev {
+        Event::Connected => {
+            *connected = true;
+            return;
+        }
+        Event::TimedOut if *connected => FlowFailure::GaveUp,
+        Event::TimedOut => FlowFailure::HandshakeTimedOut,
+        Event::Reset => FlowFailure::Reset,
+        Event::Readable | Event::Eof | Event::Closed => return,
+    };
+    let now = ctx.now();
+    ctx.counters(flow).fail(now, why);
 }
 
 /// Hands the simulator's facts about the flow's interface to the engine (the host's job; a

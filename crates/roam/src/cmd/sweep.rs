@@ -429,6 +429,8 @@ mod tests {
             goodput_bps,
             bytes_delivered: 0,
             completion_s: completion,
+            failure: None,
+            failed_s: None,
             retransmitted_segments: 0,
             timeouts: 0,
             integrity_errors: 0,

@@ -102,6 +102,8 @@ mod tests {
             goodput_bps: 1.5e6,
             bytes_delivered: 1000,
             completion_s: completion,
+            failure: None,
+            failed_s: None,
             retransmitted_segments: 2,
             timeouts: 0,
             integrity_errors: 0,

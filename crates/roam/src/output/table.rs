@@ -1,7 +1,7 @@
 //! Terminal tables (comfy-table).
 
 use comfy_table::{presets, CellAlignment, Table};
-use roam_sim::result::RunResult;
+use roam_sim::result::{FlowResult, RunResult};
 
 use super::fmt_num;
 
@@ -56,14 +56,22 @@ pub fn flows(result: &RunResult) -> Table {
                 },
                 fmt_num(f.goodput_bps / 1e6, 3),
                 fmt_num(f.bytes_delivered as f64 / 1e6, 3),
-                f.completion_s
-                    .map_or_else(|| "-".to_owned(), |c| fmt_num(c, 3)),
+                completion_cell(f),
                 f.retransmitted_segments.to_string(),
                 fmt_num(f.overhead_pct, 2),
             ]
         })
         .collect();
     simple(&header, &rows, 3)
+}
+
+/// The completion time, why the flow failed and when, or `-` if it is still running.
+fn completion_cell(f: &FlowResult) -> String {
+    match (f.completion_s, f.failure, f.failed_s) {
+        (Some(c), _, _) => fmt_num(c, 3),
+        (None, Some(why), Some(at)) => format!("{} at {}", why.describe(), fmt_num(at, 3)),
+        _ => "-".to_owned(),
+    }
 }
 
 /// One line under the flow table: Jain's index, simulated seconds and events.
@@ -80,7 +88,7 @@ pub fn run_footer(result: &RunResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use roam_sim::result::FlowResult;
+    use roam_sim::result::FlowFailure;
 
     use super::*;
 
@@ -102,6 +110,8 @@ mod tests {
                 goodput_bps: 9_479_000.0,
                 bytes_delivered: 355_000_000,
                 completion_s: None,
+                failure: None,
+                failed_s: None,
                 retransmitted_segments: 7,
                 timeouts: 0,
                 integrity_errors: 0,
@@ -124,5 +134,36 @@ mod tests {
             run_footer(&r),
             "s: seed 1, Jain's index 1.0000, 10.000 simulated s, 123 events"
         );
+    }
+
+    #[test]
+    fn completion_cell_says_why_a_flow_failed_and_when() {
+        let mut f = FlowResult {
+            id: "a".to_owned(),
+            protocol: "tcp".to_owned(),
+            cc: "newreno".to_owned(),
+            cross: false,
+            start_s: 0.0,
+            goodput_bps: 0.0,
+            bytes_delivered: 0,
+            completion_s: None,
+            failure: Some(FlowFailure::HandshakeTimedOut),
+            failed_s: Some(127.0),
+            retransmitted_segments: 0,
+            timeouts: 0,
+            integrity_errors: 0,
+            datagrams_sent: 7,
+            transport_bytes_sent: 315,
+            overhead_pct: 0.0,
+            energy_j: None,
+            sleep_s: None,
+            media: None,
+        };
+        assert_eq!(completion_cell(&f), "handshake timed out at 127.000");
+        f.failure = None;
+        f.failed_s = None;
+        assert_eq!(completion_cell(&f), "-");
+        f.completion_s = Some(2.5);
+        assert_eq!(completion_cell(&f), "2.500");
     }
 }
