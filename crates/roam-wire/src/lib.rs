@@ -18,6 +18,7 @@ mod options;
 mod reader;
 mod request;
 mod segment;
+mod summary;
 
 pub use data::{Data, DATA_FIXED_LEN, UNKNOWN_LENGTH};
 pub use error::DecodeError;
@@ -34,3 +35,4 @@ pub use request::{
     REQUEST_FIXED_LEN,
 };
 pub use segment::{Segment, SEGMENT_FIXED_LEN};
+pub use summary::Summary;

@@ -105,6 +105,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic_rcp_decoders(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        prop_assert!(!roam_wire::Summary(&bytes).to_string().is_empty());
         let _ = Request::decode(&bytes);
         let _ = Data::decode(&bytes);
     }
