@@ -14,6 +14,7 @@ use crate::rng::{stream_id, stream_rng};
 use crate::scenario::rcp;
 use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
+use crate::trace::{PacketObserver, PacketRecord, PendingRecord};
 use crate::world::{out_dir, Routing};
 
 /// Port of flow `i`'s receiving agent.
@@ -35,7 +36,39 @@ pub fn run(scenario: &Scenario) -> RunResult {
 /// Like [`run`], calling `progress` with the fraction of simulated time done (at most about
 /// 100 times, the last time with 1.0).
 pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(f64)) -> RunResult {
-    Runner::new(scenario).run(progress)
+    Runner::new(scenario).run(progress, None)
+}
+
+/// Like [`run_with_progress`], also handing `observer` a record of what happened to every
+/// datagram at every link direction, in time order ([`crate::trace`]). The result is the one
+/// [`run`] gives.
+pub fn run_traced(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(f64),
+    observer: &mut dyn PacketObserver,
+) -> RunResult {
+    let mut runner = Runner::new(scenario);
+    runner.net.trace = Some(Vec::new());
+    runner.run(progress, Some(observer))
+}
+
+/// Hands the records the simulator collected to `observer`, naming links and flows.
+fn hand_over(
+    s: &Scenario,
+    records: &mut Vec<PendingRecord>,
+    link_names: &[String],
+    observer: &mut dyn PacketObserver,
+) {
+    for r in records.drain(..) {
+        observer.observe(&PacketRecord {
+            time: r.time,
+            link: link_names.get(r.dir as usize).map_or("?", String::as_str),
+            fate: r.fate,
+            flow: r.flow.and_then(|f| s.flows.get(f.0)).map(|f| f.id.as_str()),
+            bytes: r.bytes,
+            summary: &r.summary,
+        });
+    }
 }
 
 struct Runner<'s> {
@@ -321,8 +354,17 @@ impl<'s> Runner<'s> {
         }
     }
 
-    fn run(mut self, progress: &mut dyn FnMut(f64)) -> RunResult {
+    fn run(
+        mut self,
+        progress: &mut dyn FnMut(f64),
+        mut observer: Option<&mut dyn PacketObserver>,
+    ) -> RunResult {
         let s = self.s;
+        let link_names: Vec<String> = s
+            .links
+            .iter()
+            .flat_map(|l| [format!("{}:fwd", l.name), format!("{}:rev", l.name)])
+            .collect();
         let end = Time::ZERO + s.run.duration;
         let step = (s.run.duration / 100).max(Duration::from_nanos(1));
         let mut next_progress = Time::ZERO + step;
@@ -410,6 +452,9 @@ impl<'s> Runner<'s> {
                         self.net.events.push(next, EventKind::Sample);
                     }
                 }
+            }
+            if let (Some(records), Some(obs)) = (self.net.trace.as_mut(), observer.as_mut()) {
+                hand_over(s, records, &link_names, &mut **obs);
             }
             if done.all_done() {
                 stopped_at = Some(t);
@@ -555,7 +600,7 @@ up = true
         let log: Log = Rc::default();
         let mut runner = Runner::new(&s);
         runner.agents[0].agent = Box::new(Recorder(Rc::clone(&log)));
-        runner.run(&mut |_| {});
+        runner.run(&mut |_| {}, None);
         let log = log.borrow();
         let flips = log
             .windows(2)

@@ -65,7 +65,7 @@ packet_size = 100
     let seen = Rc::new(RefCell::new(Seen::default()));
     let mut runner = Runner::new(&s);
     runner.agents[0].agent = Box::new(Recorder(Rc::clone(&seen)));
-    runner.run(&mut |_| {});
+    runner.run(&mut |_| {}, None);
     let out = std::mem::take(&mut *seen.borrow_mut());
     out
 }

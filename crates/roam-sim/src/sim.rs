@@ -12,6 +12,7 @@ use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
 use crate::scenario::{EventAction, EventSpec};
+use crate::trace::{PacketFate, PendingRecord};
 use crate::world::{Routing, NO_ROUTE};
 
 /// A node's interface at run time.
@@ -65,6 +66,28 @@ pub(crate) struct Net {
     pub misrouted: u64,
     /// Payload buffers of datagrams that were delivered or dropped, for agents to reuse.
     spare_buffers: Vec<Vec<u8>>,
+    /// Packet-trace records not yet handed to the observer (`None`: not tracing).
+    pub trace: Option<Vec<PendingRecord>>,
+}
+
+/// Records what happened to `pkt` at `dir`, if the run is traced.
+fn note(
+    trace: &mut Option<Vec<PendingRecord>>,
+    now: Time,
+    dir: u32,
+    fate: PacketFate,
+    pkt: &Packet,
+) {
+    if let Some(records) = trace.as_mut() {
+        records.push(PendingRecord {
+            time: now,
+            dir,
+            fate,
+            flow: pkt.flow,
+            bytes: pkt.payload.len(),
+            summary: roam_wire::Summary(&pkt.payload).to_string(),
+        });
+    }
 }
 
 /// Most spare payload buffers kept (beyond this, finished datagrams' buffers are freed).
@@ -95,6 +118,7 @@ impl Net {
             overhead,
             misrouted: 0,
             spare_buffers: Vec::new(),
+            trace: None,
         }
     }
 
@@ -115,13 +139,29 @@ impl Net {
         let wire =
             u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
         let now = self.now;
+        // A queued packet is out of reach once offered: summarise it first when tracing.
+        let queued = self.trace.is_some().then(|| PendingRecord {
+            time: now,
+            dir,
+            fate: PacketFate::Queued,
+            flow: pkt.flow,
+            bytes: pkt.payload.len(),
+            summary: roam_wire::Summary(&pkt.payload).to_string(),
+        });
         let d = &mut self.dirs[dir as usize];
-        match d.chan.offer(now, Queued { pkt, wire }) {
+        let offer = d.chan.offer(now, Queued { pkt, wire });
+        if let (Offer::Queued { .. }, Some(records), Some(r)) =
+            (&offer, self.trace.as_mut(), queued)
+        {
+            records.push(r);
+        }
+        match offer {
             Offer::Start { done, item } => self.depart(dir, item, done),
             Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
             Offer::Queued { wake: None } => {}
             Offer::Dropped(item) => {
                 d.stats.queue_drops += 1;
+                note(&mut self.trace, now, dir, PacketFate::QueueDrop, &item.pkt);
                 self.recycle(item.pkt);
             }
         }
@@ -156,7 +196,15 @@ impl Net {
             d.last_arrival = in_order;
         }
         let arrive = in_order + Duration::from_nanos(dep.reorder);
+        note(&mut self.trace, self.now, dir, PacketFate::Sent, &item.pkt);
         if dep.duplicate {
+            note(
+                &mut self.trace,
+                self.now,
+                dir,
+                PacketFate::Duplicated,
+                &item.pkt,
+            );
             let copy = item.pkt.clone();
             let slot = self.store(copy);
             self.events.push(arrive, EventKind::Arrive { dir, slot });
@@ -210,6 +258,12 @@ impl Net {
             Some(cause) => {
                 d.stats.impairment_drops += 1;
                 if cause == DropCause::Outage || !d.wireless || self.nodes[node].is_router {
+                    let fate = if cause == DropCause::Outage {
+                        PacketFate::OutageDrop
+                    } else {
+                        PacketFate::Lost
+                    };
+                    note(&mut self.trace, now, dir, fate, &pkt);
                     self.recycle(pkt);
                     return Arrival::None;
                 }
@@ -224,8 +278,10 @@ impl Net {
                 .unwrap_or(NO_ROUTE);
             if out == NO_ROUTE {
                 self.misrouted += 1;
+                note(&mut self.trace, now, dir, PacketFate::Misrouted, &pkt);
                 self.recycle(pkt);
             } else {
+                note(&mut self.trace, now, dir, PacketFate::Forwarded, &pkt);
                 self.enqueue(out, pkt);
             }
             return Arrival::None;
@@ -236,6 +292,13 @@ impl Net {
             .binary_search_by_key(&pkt.dst.port, |&(p, _)| p)
             .ok()
             .map(|i| n.ports[i].1);
+        let fate = match agent {
+            Some(_) if mine && corrupted => PacketFate::Corrupted,
+            Some(_) if mine => PacketFate::Delivered,
+            _ if corrupted => PacketFate::Lost,
+            _ => PacketFate::Misrouted,
+        };
+        note(&mut self.trace, now, dir, fate, &pkt);
         match agent {
             Some(a) if mine && corrupted => Arrival::Corrupted(a, IfaceIdx(iface), pkt),
             Some(a) if mine => Arrival::Deliver(a, IfaceIdx(iface), pkt),

@@ -159,6 +159,15 @@ pub struct SimArgs {
     /// (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
+    /// Write a packet trace to this CSV file: one row per thing that happened to a datagram at
+    /// a link direction (queued, queue_drop, sent, duplicated, lost, outage_drop, corrupted,
+    /// delivered, forwarded, misrouted), with a tcpdump-style summary of the datagram. Large:
+    /// use short runs or --trace-flow.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// With --trace: keep only this flow's datagrams (repeatable).
+    #[arg(long, value_name = "ID", requires = "trace")]
+    pub trace_flow: Vec<String>,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -5,6 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::Path;
 
 use roam_sim::result::RunResult;
+use roam_sim::trace::PacketObserver;
 
 use crate::cli::Override;
 use crate::error::{CliError, Result};
@@ -57,13 +58,19 @@ pub fn build(doc: toml::Value, path: &Path) -> Result<Scenario> {
 /// A panic inside the simulator (a bug, never the user's fault) is caught and reported as an
 /// error naming the scenario and seed, so that a sweep ends cleanly instead of aborting.
 pub fn run(scenario: &Scenario) -> Result<RunResult> {
-    run_with_progress(scenario, &mut |_| {})
+    run_with_progress(scenario, &mut |_| {}, None)
 }
 
-/// Like [`run`], calling `progress` with the fraction of simulated time done (0..=1).
-pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(f64)) -> Result<RunResult> {
-    std::panic::catch_unwind(AssertUnwindSafe(|| {
-        roam_sim::run_with_progress(scenario, progress)
+/// Like [`run`], calling `progress` with the fraction of simulated time done (0..=1), and
+/// handing every packet record to `observer` when there is one.
+pub fn run_with_progress(
+    scenario: &Scenario,
+    progress: &mut dyn FnMut(f64),
+    observer: Option<&mut dyn PacketObserver>,
+) -> Result<RunResult> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| match observer {
+        Some(o) => roam_sim::run_traced(scenario, progress, o),
+        None => roam_sim::run_with_progress(scenario, progress),
     }))
     .map_err(|_| CliError::SimulatorBug {
         scenario: scenario.name.clone(),

@@ -206,6 +206,50 @@ fn sim_table_goes_to_default_folder() {
 }
 
 #[test]
+fn sim_writes_a_packet_trace_for_the_flows_asked_for() {
+    let fx = Fixture::new();
+    let o = fx.roam(&[
+        "sim",
+        "tiny.toml",
+        "-q",
+        "--trace",
+        "trace.csv",
+        "--trace-flow",
+        "sized",
+    ]);
+    assert_ok(&o);
+    assert!(stderr(&o).contains("packet trace:"), "{}", stderr(&o));
+    let text = std::fs::read_to_string(fx.path("trace.csv")).expect("trace written");
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("time_s,link,event,flow,bytes,summary"));
+    let rows: Vec<&str> = lines.collect();
+    assert!(
+        rows[0].starts_with("0.000000000,access:fwd,sent,sized,"),
+        "{}",
+        rows[0]
+    );
+    assert!(rows[0].contains("seg [S]"), "{}", rows[0]);
+    assert!(
+        rows.iter().all(|r| r.contains(",sized,")),
+        "only the flow asked for"
+    );
+    assert!(rows.iter().any(|r| r.contains(",wireless:fwd,delivered,")));
+
+    let o = fx.roam(&[
+        "sim",
+        "tiny.toml",
+        "-q",
+        "--trace",
+        "t.csv",
+        "--trace-flow",
+        "nope",
+    ]);
+    assert_fails_with(&o, &["--trace-flow nope", "no flow with that id"]);
+    let o = fx.roam(&["sim", "tiny.toml", "--trace-flow", "sized"]);
+    assert_fails_with(&o, &["--trace"]);
+}
+
+#[test]
 fn sweep_writes_deterministic_csv_files() {
     let fx = Fixture::new();
     let args = |out: &'static str| {

@@ -7,7 +7,8 @@ use roam_sim::result::RunResult;
 use crate::cli::{Format, SimArgs};
 use crate::cmd::{default_out, note, prepare, print, seed_override};
 use crate::engine;
-use crate::error::Result;
+use crate::error::{CliError, Result};
+use crate::output::trace::CsvTrace;
 use crate::output::{self, csv, json, plot, table};
 use crate::progress;
 use crate::timing::timed;
@@ -23,14 +24,44 @@ pub fn run(args: &SimArgs) -> Result<()> {
     }
     let scenario = prepare(&args.file, &overrides)?;
 
+    let mut trace = match &args.trace {
+        Some(path) => {
+            let unknown = args
+                .trace_flow
+                .iter()
+                .find(|id| !scenario.flows.iter().any(|f| &f.id == *id));
+            if let Some(id) = unknown {
+                return Err(CliError::Usage(format!(
+                    "--trace-flow {id}: the scenario has no flow with that id"
+                )));
+            }
+            let file = std::fs::File::create(path).map_err(|e| CliError::write(path, e))?;
+            Some((
+                path,
+                CsvTrace::new(std::io::BufWriter::new(file), args.trace_flow.clone()),
+            ))
+        }
+        None => None,
+    };
+
     let bar = progress::bar(BAR_STEPS, "simulating", args.quiet);
     let (result, wall) = timed(|| {
-        engine::run_with_progress(&scenario, &mut |fraction| {
-            bar.set_position((fraction.clamp(0.0, 1.0) * BAR_STEPS as f64) as u64);
-        })
+        engine::run_with_progress(
+            &scenario,
+            &mut |fraction| {
+                bar.set_position((fraction.clamp(0.0, 1.0) * BAR_STEPS as f64) as u64);
+            },
+            trace
+                .as_mut()
+                .map(|(_, t)| t as &mut dyn roam_sim::trace::PacketObserver),
+        )
     });
     bar.finish_and_clear();
     let result = result?;
+    if let Some((path, t)) = trace {
+        let rows = t.finish().map_err(|e| CliError::write(path, e))?;
+        note(&format!("packet trace: {rows} rows in {}", path.display()));
+    }
 
     let out_dir = args
         .out

@@ -4,6 +4,7 @@ pub mod csv;
 pub mod json;
 pub mod plot;
 pub mod table;
+pub mod trace;
 
 use std::path::Path;
 

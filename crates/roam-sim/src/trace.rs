@@ -1,0 +1,87 @@
+//! Packet traces (opt-in): what happened to every datagram at every link direction — queued,
+//! dropped by a full queue, put on the wire, lost to an impairment, delivered corrupted,
+//! delivered, forwarded — with a one-line summary of the datagram ([`roam_wire::Summary`]).
+//! [`crate::run_traced`] hands each record to a [`PacketObserver`]; `roam sim --trace` writes
+//! them as CSV. Observing never changes the run: a traced run's result is the untraced one's.
+
+use roam_proto::Time;
+
+use crate::agent::FlowIdx;
+
+/// What happened to a datagram at a link direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketFate {
+    /// Waits in the direction's queue.
+    Queued,
+    /// Dropped: the queue was full.
+    QueueDrop,
+    /// Starts transmission on the wire (serialisation, then propagation).
+    Sent,
+    /// The link duplicated it (a second copy travels).
+    Duplicated,
+    /// Reached the far end while the link, the receiving interface or the window was out
+    /// (blackout, link or interface down).
+    OutageDrop,
+    /// Lost to the direction's random or Gilbert–Elliott loss, or listed in `drop_segments`.
+    Lost,
+    /// Lost on a wireless hop into its destination host, which is told (ELN's input).
+    Corrupted,
+    /// Handed to the agent it was addressed to.
+    Delivered,
+    /// Passed on by a router.
+    Forwarded,
+    /// No route, or addressed to nobody on the host it reached.
+    Misrouted,
+}
+
+impl PacketFate {
+    /// The name written in traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketFate::Queued => "queued",
+            PacketFate::QueueDrop => "queue_drop",
+            PacketFate::Sent => "sent",
+            PacketFate::Duplicated => "duplicated",
+            PacketFate::OutageDrop => "outage_drop",
+            PacketFate::Lost => "lost",
+            PacketFate::Corrupted => "corrupted",
+            PacketFate::Delivered => "delivered",
+            PacketFate::Forwarded => "forwarded",
+            PacketFate::Misrouted => "misrouted",
+        }
+    }
+}
+
+/// One record of a packet trace.
+#[derive(Debug, Clone, Copy)]
+pub struct PacketRecord<'a> {
+    /// When.
+    pub time: Time,
+    /// Link direction, as `name:fwd` or `name:rev`.
+    pub link: &'a str,
+    /// What happened.
+    pub fate: PacketFate,
+    /// The flow the datagram belongs to, if any.
+    pub flow: Option<&'a str>,
+    /// Datagram length in bytes (without IP/UDP headers).
+    pub bytes: usize,
+    /// One-line summary of the datagram.
+    pub summary: &'a str,
+}
+
+/// Receives a traced run's packet records, in time order.
+pub trait PacketObserver {
+    /// Called once per record.
+    fn observe(&mut self, record: &PacketRecord<'_>);
+}
+
+/// A record as the simulator keeps it until the run loop hands it to the observer.
+#[derive(Debug)]
+pub(crate) struct PendingRecord {
+    pub time: Time,
+    pub dir: u32,
+    pub fate: PacketFate,
+    pub flow: Option<FlowIdx>,
+    pub bytes: usize,
+    pub summary: String,
+}
