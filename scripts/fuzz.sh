@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes every roam-wire decoder (the cargo-fuzz targets in fuzz/) for a bounded time.
+# Fuzzes every decoder of untrusted input (the cargo-fuzz targets in fuzz/: datagrams, scenario
+# files, Mahimahi traces) for a bounded time.
 #
 #   FUZZ_SECONDS=30 scripts/fuzz.sh            # every target, 30 s each (default)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh segment   # only the named targets
@@ -45,6 +46,13 @@ fi
 
 for target in "${targets[@]}"; do
     echo "=== fuzz.sh: $target for ${FUZZ_SECONDS}s" >&2
+    if [[ "$target" == "scenario" ]]; then
+        # Seed the scenario fuzzer with the repository's scenarios, so it mutates valid files.
+        mkdir -p "corpus/scenario"
+        for f in "$root"/scenarios/*/*.toml "$root"/experiments/*/*.toml; do
+            [[ -f "$f" ]] && cp "$f" "corpus/scenario/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
+        done
+    fi
     if ! "${fuzz[@]}" run "$target" -- -max_total_time="$FUZZ_SECONDS"; then
         echo "" >&2
         echo "fuzz.sh: FAILURE: target '$target' crashed or failed to build." >&2
