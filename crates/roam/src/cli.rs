@@ -45,7 +45,9 @@ text (10Mbps).\n\n\
 Examples:\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
 roam sim dumbbell.toml --seed 7 --set run.duration=30 --out /tmp/run7\n  \
-roam sim dumbbell.toml --format json | jq '.flows[].goodput_bps'")]
+roam sim dumbbell.toml --format json | jq '.flows[].goodput_bps'\n  \
+roam sim wifi.toml --set run.duration=5 --trace trace.csv --trace-flow f   # what happened to \
+each of f's datagrams, link by link")]
     Sim(SimArgs),
     /// Run a scenario over a grid of parameter values × seeds, in parallel, with 95 % CIs.
     #[command(
