@@ -24,6 +24,13 @@ impl SendBuffer {
     /// Appends as much of `bytes` as fits; returns how many were taken.
     pub fn write(&mut self, bytes: &[u8]) -> usize {
         let n = bytes.len().min(self.free());
+        let needed = self.data.len() + n;
+        if needed > self.data.capacity() {
+            // Grow geometrically, but never past the configured capacity: left to itself the
+            // ring would double past it (a 4 MiB buffer filled in 65 521-byte writes took 8 MiB).
+            let target = needed.max(2 * self.data.capacity()).min(self.capacity);
+            self.data.reserve_exact(target - self.data.len());
+        }
         self.data.extend(&bytes[..n]);
         n
     }
@@ -84,5 +91,19 @@ mod tests {
         assert_eq!(b.copy_range(5, 8, &mut out), 8);
         assert_eq!(out, vec![5, 6, 7, 8, 9, 10, 11, 12]);
         assert_eq!(b.write(&[0]), 0);
+    }
+
+    #[test]
+    fn the_ring_never_grows_past_the_configured_capacity() {
+        let capacity = 4 << 20;
+        let mut b = SendBuffer::new(1, capacity);
+        let chunk = vec![7u8; 65_521];
+        while b.write(&chunk) == chunk.len() {}
+        assert_eq!(b.free(), 0);
+        assert!(
+            b.data.capacity() < capacity + 65_521,
+            "{}",
+            b.data.capacity()
+        );
     }
 }
