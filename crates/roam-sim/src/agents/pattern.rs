@@ -24,6 +24,16 @@ fn table() -> &'static [u8] {
     })
 }
 
+/// Most bytes [`slice`] returns at once.
+pub const MAX_SLICE: usize = PERIOD;
+
+/// The pattern bytes for stream offsets `offset..offset + len`, `len` at most [`MAX_SLICE`]
+/// (longer requests are cut to it), without copying.
+pub fn slice(offset: u64, len: usize) -> &'static [u8] {
+    let start = (offset % PERIOD as u64) as usize;
+    &table()[start..start + len.min(PERIOD)]
+}
+
 /// Appends `len` pattern bytes for stream offsets `offset..offset + len` to `out`.
 pub fn fill(offset: u64, len: usize, out: &mut Vec<u8>) {
     let t = table();
@@ -65,5 +75,14 @@ mod tests {
         assert_eq!(mismatches(70_000, &v), 0);
         assert!(mismatches(70_001, &v) > 0);
         assert!(mismatches(70_000 + 1000, &v[..1000]) > 0);
+    }
+
+    #[test]
+    fn slices_are_the_pattern_and_wrap_at_the_period() {
+        let mut filled = Vec::new();
+        fill(PERIOD as u64 - 10, 30, &mut filled);
+        assert_eq!(slice(PERIOD as u64 - 10, 30), &filled[..]);
+        assert_eq!(slice(7, 2 * PERIOD).len(), MAX_SLICE);
+        assert_eq!(mismatches(123, slice(123, 5000)), 0);
     }
 }

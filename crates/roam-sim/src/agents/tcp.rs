@@ -68,7 +68,6 @@ pub fn tcp_sender(
         conn: None,
         connected: false,
         written: 0,
-        chunk: Vec::new(),
     })
 }
 
@@ -166,7 +165,6 @@ struct TcpSenderAgent {
     /// The handshake completed (a later timeout is the retransmission limit).
     connected: bool,
     written: u64,
-    chunk: Vec<u8>,
 }
 
 impl TcpSenderAgent {
@@ -181,10 +179,8 @@ impl TcpSenderAgent {
             if room == 0 || left == 0 {
                 break;
             }
-            let n = (room as u64).min(left).min(64 * 1024) as usize;
-            self.chunk.clear();
-            pattern::fill(self.written, n, &mut self.chunk);
-            let taken = conn.write(&self.chunk);
+            let n = (room as u64).min(left).min(pattern::MAX_SLICE as u64) as usize;
+            let taken = conn.write(pattern::slice(self.written, n));
             self.written += taken as u64;
             if taken < n {
                 break;
