@@ -354,3 +354,30 @@ mod hostile_input {
         }
     }
 }
+
+#[test]
+fn a_receiver_whose_sender_vanishes_gives_up_at_its_retry_limit() {
+    let config = RcpConfig {
+        max_retries: 3,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::default(), 1_000_000, DELAY);
+    let gone = Time::from_millis(100);
+    net.req_filter = Box::new(move |now, _| {
+        if now > gone {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    net.run_until(Time::from_secs_f64(600.0));
+    assert!(net.events.contains(&RcpEvent::TimedOut), "{:?}", net.events);
+    assert!(!net.events.contains(&RcpEvent::Eof));
+    // Timeouts back off from 1 s: 1 + 2 + 4 + 8 s after the last arrival, then silence.
+    let last = net.sent_requests.last().map(|(t, _)| *t).expect("requests");
+    assert!(
+        last < Time::from_secs_f64(30.0),
+        "still requesting at {last:?}"
+    );
+    assert_eq!(net.rx.state(), RxState::Closed);
+}

@@ -24,6 +24,9 @@ pub struct RcpConfig {
     pub max_rto_ms: u64,
     /// SYN / FIN retransmissions before giving up.
     pub max_syn_retries: u32,
+    /// Consecutive request timeouts with nothing arriving before an established connection
+    /// gives up (as TCP's retransmission limit; sleeping does not count).
+    pub max_retries: u32,
     /// Use per-hole ELN: holes the host reported as wireless corruption are re-requested
     /// without a congestion response (rcp-r2cp.txt §3.4.2).
     pub eln: bool,
@@ -48,6 +51,7 @@ impl Default for RcpConfig {
             min_rto_ms: 1000,
             max_rto_ms: 60_000,
             max_syn_retries: 6,
+            max_retries: 15,
             eln: false,
             sender_window: 0,
             max_window_segments: 0,

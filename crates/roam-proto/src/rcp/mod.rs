@@ -47,6 +47,9 @@ pub enum RcpEvent {
     Reset,
     /// The handshake failed (no answer to the SYN).
     Failed,
+    /// The sender stopped answering: `max_retries` consecutive request timeouts passed with
+    /// nothing arriving, and the connection gave up.
+    TimedOut,
 }
 
 /// The congestion controller an RCP receiver pipe runs.

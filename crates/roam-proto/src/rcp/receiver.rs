@@ -439,6 +439,11 @@ impl RcpReceiver {
             self.next_status = None; // Requests are made in poll_transmit at this instant.
         }
         if self.state == RxState::Established && self.pipe.handle_timeout(now) {
+            if self.pipe.rtt().backoff_count() > self.config.max_retries {
+                // The sender is gone (as TCP gives up after its retransmission limit).
+                self.close(RcpEvent::TimedOut);
+                return;
+            }
             // The cumulative request edge may itself have been lost: re-send it too.
             self.outgoing.push_back(Outgoing::Cumulative);
         }

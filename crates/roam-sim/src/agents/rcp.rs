@@ -162,6 +162,7 @@ impl RcpReceiverAgent {
                         ctx.counters(flow).fail(now, FlowFailure::HandshakeTimedOut)
                     }
                     RcpEvent::Reset => ctx.counters(flow).fail(now, FlowFailure::Reset),
+                    RcpEvent::TimedOut => ctx.counters(flow).fail(now, FlowFailure::GaveUp),
                     RcpEvent::Connected { .. } | RcpEvent::Closed => {}
                 }
             }
