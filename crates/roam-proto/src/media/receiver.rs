@@ -135,7 +135,8 @@ impl MediaReceiver {
 
     fn report(&mut self, _now: Time, echo_time_us: u64) -> MediaReport {
         let highest = self.highest.unwrap_or(0);
-        let expected = highest + 1;
+        // Saturating: a peer may send any sequence number, u64::MAX included.
+        let expected = highest.saturating_add(1);
         let lost = expected.saturating_sub(self.received);
         // RFC 3550 §6.4.1: fraction lost over the interval since the previous report.
         let (ph, pr) = self.prev;
@@ -144,7 +145,8 @@ impl MediaReceiver {
         let fraction = if exp_int == 0 || rec_int >= exp_int {
             0
         } else {
-            ((exp_int - rec_int) * 65535 / exp_int) as u16
+            // In u128: (exp_int − rec_int) · 65535 overflows u64 for hostile sequence numbers.
+            (u128::from(exp_int - rec_int) * 65535 / u128::from(exp_int)) as u16
         };
         self.prev = (expected, self.received);
         let link = self
@@ -173,5 +175,50 @@ impl MediaReceiver {
         let start = buf.len();
         r.encode(buf);
         Some(buf.len() - start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use roam_wire::{ConnId, MediaPacket, MediaReport};
+
+    use super::*;
+
+    fn packet(seq: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        MediaPacket {
+            conn_id: ConnId(3),
+            seq,
+            send_time_us: 0,
+            rate_bps: 1_000_000,
+            payload: &[],
+        }
+        .encode(&mut out);
+        out
+    }
+
+    fn last_report(rx: &mut MediaReceiver) -> MediaReport {
+        let mut buf = Vec::new();
+        let mut last = None;
+        while rx.poll_transmit(Time::ZERO, &mut buf).is_some() {
+            last = Some(MediaReport::decode(&buf).expect("a report"));
+            buf.clear();
+        }
+        last.expect("reports")
+    }
+
+    #[test]
+    fn a_hostile_sequence_number_saturates_the_loss_count_instead_of_wrapping() {
+        let mut rx = MediaReceiver::new(false);
+        rx.handle_datagram(Time::ZERO, &packet(0)).unwrap();
+        rx.handle_datagram(Time::ZERO, &packet(u64::MAX)).unwrap();
+        let r = last_report(&mut rx);
+        assert_eq!(r.highest_seq, u64::MAX);
+        assert_eq!(
+            r.lost,
+            u64::MAX - 2,
+            "expected saturates at u64::MAX, 2 received"
+        );
+        assert_eq!(r.fraction_lost, 65534);
     }
 }
