@@ -9,17 +9,14 @@ use roam_proto::media::{MediaConfig, MediaReceiver, MediaSender, RateKind};
 use roam_proto::Time;
 use roam_wire::{ConnId, LinkInfoReport, MediaPacket, MediaReport};
 
+/// The connection both engines belong to.
+const CONN: ConnId = ConnId(5);
+
 #[derive(Debug, Clone)]
 enum Forged {
-    Report {
-        highest_seq: u64,
-        received: u64,
-        lost: u64,
-        fraction_lost: u16,
-        echo_time_us: u64,
-        hold_us: u32,
-        link: Option<(u32, u32, u16)>,
-    },
+    /// A receiver report for the source.
+    Report(MediaReport),
+    /// A media packet for the receiver.
     Packet {
         seq: u64,
         send_time_us: u64,
@@ -41,15 +38,20 @@ fn forged() -> impl Strategy<Value = Forged> {
     )
         .prop_map(
             |((highest_seq, received, lost, fraction_lost), (echo_time_us, hold_us), link)| {
-                Forged::Report {
+                Forged::Report(MediaReport {
+                    conn_id: CONN,
                     highest_seq,
                     received,
                     lost,
                     fraction_lost,
                     echo_time_us,
                     hold_us,
-                    link,
-                }
+                    link: link.map(|(p_w_ppm, d_w_us, handoff_count)| LinkInfoReport {
+                        p_w_ppm,
+                        d_w_us,
+                        handoff_count,
+                    }),
+                })
             },
         );
     let packet = (near(5_000), near(20_000_000), any::<u64>(), 0usize..1400).prop_map(
@@ -71,9 +73,8 @@ proptest! {
         atl in any::<bool>(),
         forged in proptest::collection::vec((0u64..20_000, forged()), 1..60),
     ) {
-        let conn = ConnId(5);
         let kind = if atl { RateKind::Atl } else { RateKind::Aimd };
-        let mut tx = MediaSender::new(MediaConfig::default(), kind, conn);
+        let mut tx = MediaSender::new(MediaConfig::default(), kind, CONN);
         let mut rx = MediaReceiver::new(atl);
         let mut forged = forged;
         forged.sort_by_key(|(at_ms, _)| *at_ms);
@@ -103,27 +104,13 @@ proptest! {
             while let Some((_, f)) = pending.next_if(|(at, _)| *at <= ms) {
                 let mut out = Vec::new();
                 match f {
-                    Forged::Report { highest_seq, received, lost, fraction_lost, echo_time_us, hold_us, link } => {
-                        MediaReport {
-                            conn_id: conn,
-                            highest_seq,
-                            received,
-                            lost,
-                            fraction_lost,
-                            echo_time_us,
-                            hold_us,
-                            link: link.map(|(p_w_ppm, d_w_us, handoff_count)| LinkInfoReport {
-                                p_w_ppm,
-                                d_w_us,
-                                handoff_count,
-                            }),
-                        }
-                        .encode(&mut out);
+                    Forged::Report(report) => {
+                        report.encode(&mut out);
                         let _ = tx.handle_datagram(now, &out);
                     }
                     Forged::Packet { seq, send_time_us, rate_bps, len } => {
                         let payload = vec![0x3C; len];
-                        MediaPacket { conn_id: conn, seq, send_time_us, rate_bps, payload: &payload }
+                        MediaPacket { conn_id: CONN, seq, send_time_us, rate_bps, payload: &payload }
                             .encode(&mut out);
                         let _ = rx.handle_datagram(now, &out);
                     }
