@@ -79,14 +79,7 @@ fn note(
     pkt: &Packet,
 ) {
     if let Some(records) = trace.as_mut() {
-        records.push(PendingRecord {
-            time: now,
-            dir,
-            fate,
-            flow: pkt.flow,
-            bytes: pkt.payload.len(),
-            summary: roam_wire::Summary(&pkt.payload).to_string(),
-        });
+        records.push(PendingRecord::of(now, dir, fate, pkt));
     }
 }
 
@@ -140,14 +133,10 @@ impl Net {
             u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
         let now = self.now;
         // A queued packet is out of reach once offered: summarise it first when tracing.
-        let queued = self.trace.is_some().then(|| PendingRecord {
-            time: now,
-            dir,
-            fate: PacketFate::Queued,
-            flow: pkt.flow,
-            bytes: pkt.payload.len(),
-            summary: roam_wire::Summary(&pkt.payload).to_string(),
-        });
+        let queued = self
+            .trace
+            .is_some()
+            .then(|| PendingRecord::of(now, dir, PacketFate::Queued, &pkt));
         let d = &mut self.dirs[dir as usize];
         let offer = d.chan.offer(now, Queued { pkt, wire });
         if let (Offer::Queued { .. }, Some(records), Some(r)) =

@@ -6,7 +6,7 @@
 
 use roam_proto::Time;
 
-use crate::agent::FlowIdx;
+use crate::agent::{FlowIdx, Packet};
 
 /// What happened to a datagram at a link direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,4 +84,19 @@ pub(crate) struct PendingRecord {
     pub flow: Option<FlowIdx>,
     pub bytes: usize,
     pub summary: String,
+}
+
+impl PendingRecord {
+    /// What happened to `pkt` at `dir` at `time`, with the datagram summarised now (its buffer
+    /// may be reused or out of reach by the time the record is handed over).
+    pub(crate) fn of(time: Time, dir: u32, fate: PacketFate, pkt: &Packet) -> PendingRecord {
+        PendingRecord {
+            time,
+            dir,
+            fate,
+            flow: pkt.flow,
+            bytes: pkt.payload.len(),
+            summary: roam_wire::Summary(&pkt.payload).to_string(),
+        }
+    }
 }
