@@ -1,19 +1,82 @@
-//! Simple SVG charts for reports: lines of (x, y) points, optional logarithmic x axis.
+//! SVG charts for reports: lines of (x, y) points with optional 95 % confidence bars, an
+//! optional logarithmic x axis, and a legend column beside the plot.
+//!
+//! Colours come from a colour-blind-safe palette (Okabe & Ito, "Color Universal Design", 2008)
+//! without its yellow, which is unreadable on white. Series that belong together (ours and the
+//! paper's value of the same protocol; two variants at one RTT) share a colour and differ by a
+//! dashed line.
 
 use std::path::Path;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use crate::stats::Estimate;
 use crate::LabError;
 
 /// One named line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
-    /// Legend label.
+    /// Legend label. Series with the same label, colour and dash share one legend row.
     pub label: String,
     /// Points, in x order.
     pub points: Vec<(f64, f64)>,
+    /// Half-width of each point's 95 % confidence interval (same order as `points`; empty, or
+    /// a non-finite or zero entry, draws no bar).
+    pub errors: Vec<f64>,
+    /// Palette slot (see [`colour`]); `None` uses the series' position in the chart.
+    pub colour: Option<usize>,
+    /// Drawn dashed (the paper's numbers beside ours, or a second variant in the same colour).
+    pub dashed: bool,
+}
+
+impl Series {
+    /// A solid line in the colour of its position.
+    pub fn new(label: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Series {
+            label: label.into(),
+            points,
+            ..Series::default()
+        }
+    }
+
+    /// A line of sample means at the given x, each with its 95 % confidence bar.
+    pub fn of_estimates(
+        label: impl Into<String>,
+        points: impl IntoIterator<Item = (f64, Estimate)>,
+    ) -> Self {
+        let mut s = Series::new(label, Vec::new());
+        for (x, e) in points {
+            s.push_estimate(x, &e);
+        }
+        s
+    }
+
+    /// Appends the mean of `e` at `x` with its 95 % confidence bar (an empty sample is a
+    /// gap: its point is not drawn).
+    pub fn push_estimate(&mut self, x: f64, e: &Estimate) {
+        self.errors.resize(self.points.len(), f64::NAN);
+        self.points.push((x, e.mean.unwrap_or(f64::NAN)));
+        self.errors.push(e.ci95.unwrap_or(f64::NAN));
+    }
+
+    /// Adds 95 % confidence half-widths, one per point.
+    pub fn with_errors(mut self, errors: Vec<f64>) -> Self {
+        self.errors = errors;
+        self
+    }
+
+    /// Uses palette slot `slot` instead of the series' position.
+    pub fn in_colour(mut self, slot: usize) -> Self {
+        self.colour = Some(slot);
+        self
+    }
+
+    /// Draws the line dashed.
+    pub fn dashed(mut self) -> Self {
+        self.dashed = true;
+        self
+    }
 }
 
 /// Axis labels and scale of a chart.
@@ -27,41 +90,131 @@ pub struct Axes<'a> {
     pub y: &'a str,
     /// Logarithmic x axis (all x must be > 0).
     pub log_x: bool,
+    /// The y axis starts at 0 (quantities such as throughput); otherwise it spans the data
+    /// (a sequence number around an event).
+    pub y_from_zero: bool,
 }
 
-/// Size of a chart in pixels, and of the legend column at its right.
+/// Okabe–Ito colours without yellow, then a mid grey.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0x00, 0x00, 0x00), // black
+    RGBColor(0x99, 0x99, 0x99), // grey
+];
+
+/// Colour of palette slot `slot` (cycling). Shared by the report charts and `roam sim`'s run
+/// plots so that both look alike.
+pub fn colour(slot: usize) -> RGBColor {
+    PALETTE[slot % PALETTE.len()]
+}
+
+/// Axis tick text: at most six significant digits, no trailing zeros ("50", "0.3", "1.25"),
+/// so that floating-point steps such as 0.30000000000000004 print as the number they are.
+pub fn tick_label(v: f64) -> String {
+    if !v.is_finite() {
+        return String::new();
+    }
+    if v == 0.0 {
+        return "0".to_owned();
+    }
+    let digits = 5 - v.abs().log10().floor() as i32;
+    let decimals = digits.clamp(0, 12) as usize;
+    let s = format!("{v:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    if s == "-0" {
+        "0".to_owned()
+    } else {
+        s.to_owned()
+    }
+}
+
+/// Charts with a line of more points than this (time series) get no point markers: they
+/// would merge into a thick band.
+const MAX_MARKED_POINTS: usize = 40;
+/// Size of a chart in pixels.
 const WIDTH: u32 = 1040;
 const HEIGHT: u32 = 520;
-const LEGEND_WIDTH: u32 = 250;
 /// Where the legend's first row sits, and the distance between rows, in pixels.
 const LEGEND_TOP: i32 = 60;
 const LEGEND_ROW: i32 = 22;
+/// Legend text size (px) and the width budget per character used to size the column.
+const LEGEND_FONT: u32 = 13;
+const LEGEND_CHAR_WIDTH: u32 = 7;
 
-/// Draws a legend into `area`, a column beside a plot: one row per label, with a sample of the
-/// line (and its point marker when `markers`) in the colour line `i` of the plot was drawn in
-/// (`Palette99::pick(i)`). Shared by the report charts and `roam sim`'s run plots.
+/// One legend row: label, colour and line style.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LegendEntry<'a> {
+    /// Text.
+    pub label: &'a str,
+    /// Line colour.
+    pub colour: RGBColor,
+    /// Dashed sample line.
+    pub dashed: bool,
+}
+
+/// Width (px) of a legend column that fits `labels` without clipping.
+pub fn legend_width<'a>(labels: impl IntoIterator<Item = &'a str>) -> u32 {
+    let longest = labels
+        .into_iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    (48 + LEGEND_CHAR_WIDTH * longest as u32).clamp(120, 360)
+}
+
+/// Draws a legend into `area`, a column beside a plot: one row per entry, with a sample of the
+/// line (dashed when the line is) and its point marker when `markers`. Shared by the report
+/// charts and `roam sim`'s run plots.
 pub fn legend_column<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    labels: &[&str],
+    entries: &[LegendEntry<'_>],
     markers: bool,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    for (i, label) in labels.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    for (i, e) in entries.iter().enumerate() {
+        let style = e.colour.stroke_width(2);
         let y = LEGEND_TOP + i as i32 * LEGEND_ROW;
-        area.draw(&PathElement::new(
-            vec![(6, y), (28, y)],
-            color.stroke_width(2),
-        ))?;
+        if e.dashed {
+            for x in [6, 16, 26] {
+                area.draw(&PathElement::new(vec![(x, y), (x + 6, y)], style))?;
+            }
+        } else {
+            area.draw(&PathElement::new(vec![(6, y), (32, y)], style))?;
+        }
         if markers {
-            area.draw(&Circle::new((17, y), 3, color.filled()))?;
+            area.draw(&Circle::new((19, y), 3, e.colour.filled()))?;
         }
         area.draw(&Text::new(
-            (*label).to_owned(),
-            (34, y - 7),
-            ("sans-serif", 13).into_font().color(&BLACK),
+            e.label.to_owned(),
+            (40, y - 7),
+            ("sans-serif", LEGEND_FONT).into_font().color(&BLACK),
         ))?;
     }
     Ok(())
+}
+
+/// The legend rows of `series`: one per distinct (label, colour, dash), in first-seen order.
+fn legend_entries(series: &[Series]) -> Vec<LegendEntry<'_>> {
+    let mut entries: Vec<LegendEntry<'_>> = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        let e = LegendEntry {
+            label: &s.label,
+            colour: colour(s.colour.unwrap_or(i)),
+            dashed: s.dashed,
+        };
+        if !entries.contains(&e) {
+            entries.push(e);
+        }
+    }
+    entries
 }
 
 /// Draws `series` into an SVG file at `path`.
@@ -70,36 +223,60 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
         path: path.to_owned(),
         message: e.to_string(),
     };
-    let pts = || series.iter().flat_map(|s| s.points.iter().copied());
-    let finite = |v: f64| v.is_finite();
-    let xmin = pts()
-        .map(|p| p.0)
-        .filter(|&x| finite(x) && (!axes.log_x || x > 0.0))
-        .fold(f64::INFINITY, f64::min);
-    let xmax = pts()
-        .map(|p| p.0)
-        .filter(|&x| finite(x))
-        .fold(f64::NEG_INFINITY, f64::max);
-    let ymax = pts()
-        .map(|p| p.1)
-        .filter(|&y| finite(y))
-        .fold(0.0, f64::max);
+    let usable = |p: &(f64, f64)| p.0.is_finite() && p.1.is_finite() && (!axes.log_x || p.0 > 0.0);
+    let pts = || {
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .filter(usable)
+    };
+    let xmin = pts().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let xmax = pts().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    // The y range covers the confidence bars too.
+    let spans = || {
+        series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| usable(p))
+                .map(|(k, p)| {
+                    let e = half_width(s, k).unwrap_or(0.0);
+                    (p.1 - e, p.1 + e)
+                })
+        })
+    };
+    let ymax = spans().map(|s| s.1).fold(0.0, f64::max);
+    let ymin = if axes.y_from_zero {
+        0.0
+    } else {
+        spans().map(|s| s.0).fold(f64::INFINITY, f64::min)
+    };
     let (xmin, xmax) = if xmin.is_finite() && xmax > xmin {
         (xmin, xmax)
     } else {
         (if axes.log_x { 1e-6 } else { 0.0 }, 1.0)
     };
-    let ymax = if ymax > 0.0 { ymax * 1.08 } else { 1.0 };
+    let (ymin, ymax) = if !ymin.is_finite() || ymin >= ymax {
+        (0.0, if ymax > 0.0 { ymax * 1.08 } else { 1.0 })
+    } else if axes.y_from_zero {
+        (0.0, ymax * 1.08)
+    } else {
+        let pad = (ymax - ymin) * 0.05;
+        (ymin - pad, ymax + pad)
+    };
+    let entries = legend_entries(series);
+    let legend_w = legend_width(entries.iter().map(|e| e.label));
     let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     // The legend gets its own column right of the plot, so it never hides a line.
-    let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+    let (plot, legend) = root.split_horizontally(WIDTH - legend_w);
     let mut b = ChartBuilder::on(&plot);
     b.caption(axes.title, ("sans-serif", 20))
         .margin(14)
         .x_label_area_size(44)
         .y_label_area_size(64);
-    let style = |p: &(f64, f64)| finite(p.0) && finite(p.1) && (!axes.log_x || p.0 > 0.0);
+    let fmt = |v: &f64| tick_label(*v);
+    let markers = series.iter().all(|s| s.points.len() <= MAX_MARKED_POINTS);
     macro_rules! draw {
         ($chart:expr) => {{
             let mut chart = $chart;
@@ -107,32 +284,125 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
                 .configure_mesh()
                 .x_desc(axes.x)
                 .y_desc(axes.y)
+                .x_label_formatter(&fmt)
+                .y_label_formatter(&fmt)
                 .label_style(("sans-serif", 12))
+                .axis_desc_style(("sans-serif", 14))
+                .bold_line_style(BLACK.mix(0.12))
+                .light_line_style(BLACK.mix(0.04))
                 .draw()
                 .map_err(|e| err(&e))?;
             for (i, s) in series.iter().enumerate() {
-                let color = Palette99::pick(i).to_rgba();
-                let data: Vec<(f64, f64)> = s.points.iter().copied().filter(style).collect();
-                chart
-                    .draw_series(LineSeries::new(data.clone(), color.stroke_width(2)))
-                    .map_err(|e| err(&e))?;
-                chart
-                    .draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-                    .map_err(|e| err(&e))?;
+                let c = colour(s.colour.unwrap_or(i));
+                let style = c.stroke_width(2);
+                let bar = c.stroke_width(1);
+                let data: Vec<(f64, f64)> = s.points.iter().copied().filter(usable).collect();
+                if s.dashed {
+                    chart
+                        .draw_series(DashedLineSeries::new(data.clone(), 8, 5, style))
+                        .map_err(|e| err(&e))?;
+                } else {
+                    chart
+                        .draw_series(LineSeries::new(data.clone(), style))
+                        .map_err(|e| err(&e))?;
+                }
+                if markers {
+                    chart
+                        .draw_series(data.into_iter().map(|p| Circle::new(p, 3, c.filled())))
+                        .map_err(|e| err(&e))?;
+                }
+                let bars = s.points.iter().enumerate().filter_map(|(k, p)| {
+                    let e = half_width(s, k)?;
+                    usable(p).then(|| {
+                        let low = if axes.y_from_zero {
+                            (p.1 - e).max(0.0)
+                        } else {
+                            p.1 - e
+                        };
+                        ErrorBar::new_vertical(p.0, low, p.1, p.1 + e, bar, 6)
+                    })
+                });
+                chart.draw_series(bars).map_err(|e| err(&e))?;
             }
         }};
     }
     if axes.log_x {
         draw!(b
-            .build_cartesian_2d((xmin..xmax).log_scale(), 0f64..ymax)
+            .build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)
             .map_err(|e| err(&e))?);
     } else {
         draw!(b
-            .build_cartesian_2d(xmin..xmax, 0f64..ymax)
+            .build_cartesian_2d(xmin..xmax, ymin..ymax)
             .map_err(|e| err(&e))?);
     }
-    let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
-    legend_column(&legend, &labels, true).map_err(|e| err(&e))?;
+    legend_column(&legend, &entries, markers).map_err(|e| err(&e))?;
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// The usable confidence half-width of point `k` of `s`.
+fn half_width(s: &Series, k: usize) -> Option<f64> {
+    s.errors
+        .get(k)
+        .copied()
+        .filter(|e| e.is_finite() && *e > 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tick_labels_are_short_numbers() {
+        assert_eq!(tick_label(0.30000000000000004), "0.3");
+        assert_eq!(tick_label(0.7000000000000001), "0.7");
+        assert_eq!(tick_label(50.0), "50");
+        assert_eq!(tick_label(1.25), "1.25");
+        assert_eq!(tick_label(0.0), "0");
+        assert_eq!(tick_label(-2.5), "-2.5");
+        assert_eq!(tick_label(1234567.0), "1234567");
+        assert_eq!(tick_label(0.00012), "0.00012");
+        assert_eq!(tick_label(f64::NAN), "");
+    }
+
+    #[test]
+    fn legend_merges_rows_with_the_same_label_and_look() {
+        let s = [
+            Series::new("TCP", vec![]).in_colour(0),
+            Series::new("RCP", vec![]).in_colour(1),
+            Series::new("TCP", vec![]).in_colour(0),
+            Series::new("TCP", vec![]).in_colour(0).dashed(),
+        ];
+        let labels: Vec<(&str, bool)> = legend_entries(&s)
+            .iter()
+            .map(|e| (e.label, e.dashed))
+            .collect();
+        assert_eq!(labels, [("TCP", false), ("RCP", false), ("TCP", true)]);
+    }
+
+    #[test]
+    fn chart_has_labels_bars_and_dashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.svg");
+        let series = [
+            Series::new("ours", vec![(0.1, 10.0), (0.3, 20.0)]).with_errors(vec![2.0, f64::NAN]),
+            Series::new("paper", vec![(0.1, 12.0), (0.3, 18.0)])
+                .in_colour(0)
+                .dashed(),
+        ];
+        let axes = Axes {
+            title: "t",
+            x: "PER (%)",
+            y: "time (s)",
+            log_x: true,
+            y_from_zero: true,
+        };
+        lines(&path, &axes, &series).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.contains("PER (%)") && svg.contains(">\npaper\n</text>"));
+        assert!(!svg.contains("0000000"), "tick labels are rounded");
+        // Both series are drawn in the first palette colour.
+        assert!(!svg.contains("#D55E00"));
+        assert!(svg.contains("#0072B2"));
+    }
 }

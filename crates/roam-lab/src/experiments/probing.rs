@@ -260,23 +260,23 @@ impl Experiment for Probing {
             let series: Vec<Series> = PROTOCOLS
                 .iter()
                 .enumerate()
-                .map(|(k, (pname, _))| Series {
-                    label: format!("{pname} (ours)"),
-                    points: PERS
+                .map(|(k, (pname, _))| {
+                    let points = PERS
                         .iter()
                         .enumerate()
-                        .map(|(pi, per)| (*per, mean(&cells[ti][pi][k].time)))
-                        .collect(),
+                        .map(|(pi, per)| (*per, cells[ti][pi][k].time));
+                    Series::of_estimates(format!("{pname} (ours)"), points).in_colour(k)
                 })
+                // The paper's numbers dashed, in the colour of our protocol they compare with.
                 .chain(["Reno", "Probing"].iter().enumerate().map(|(k, pname)| {
-                    Series {
-                        label: format!("{pname} (paper)"),
-                        points: PERS
-                            .iter()
-                            .enumerate()
-                            .map(|(pi, per)| (*per, t.paper_time[k][pi]))
-                            .collect(),
-                    }
+                    let points = PERS
+                        .iter()
+                        .enumerate()
+                        .map(|(pi, per)| (*per, t.paper_time[k][pi]))
+                        .collect();
+                    Series::new(format!("{pname} (paper)"), points)
+                        .in_colour(k)
+                        .dashed()
                 }))
                 .collect();
             let title = format!("Task completion time, Table {}", t.id);
@@ -287,6 +287,7 @@ impl Experiment for Probing {
                     x: "PER (%)",
                     y: "completion time (s)",
                     log_x: false,
+                    y_from_zero: true,
                 },
                 &series,
             )?;

@@ -6,15 +6,15 @@
 use std::path::Path;
 
 use plotters::prelude::*;
+use roam_lab::chart::{self, LegendEntry};
 use roam_sim::result::FlowSeries;
 
 use crate::error::{CliError, Result};
 
 /// Flows above which the legend is left out (it would cover the plot).
 const MAX_LEGEND_ENTRIES: usize = 10;
-/// Plot size in pixels, and the width of the legend column at its right.
+/// Plot size in pixels.
 const SIZE: (u32, u32) = (1100, 540);
-const LEGEND_WIDTH: u32 = 160;
 
 /// One flow's line, split into segments where the value is missing.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,12 +134,22 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let with_legend = !lines.is_empty() && lines.len() <= MAX_LEGEND_ENTRIES;
+    let entries: Vec<LegendEntry<'_>> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LegendEntry {
+            label: &l.label,
+            colour: chart::colour(i),
+            dashed: false,
+        })
+        .collect();
     // The legend gets its own column right of the plot, so it never hides a line.
     let (plot, legend) = root.split_horizontally(if with_legend {
-        SIZE.0 - LEGEND_WIDTH
+        SIZE.0 - chart::legend_width(entries.iter().map(|e| e.label))
     } else {
         SIZE.0
     });
+    let fmt = |v: &f64| chart::tick_label(*v);
     let mut chart = ChartBuilder::on(&plot)
         .caption(title, ("sans-serif", 22))
         .margin(16)
@@ -151,14 +161,17 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
         .configure_mesh()
         .x_desc("time (s)")
         .y_desc(y_desc)
+        .x_label_formatter(&fmt)
+        .y_label_formatter(&fmt)
         .axis_desc_style(("sans-serif", 16))
         .label_style(("sans-serif", 13))
+        .bold_line_style(BLACK.mix(0.12))
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(|e| err(&e))?;
 
     for (i, line) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+        let color = chart::colour(i);
         for seg in &line.segments {
             chart
                 .draw_series(LineSeries::new(seg.iter().copied(), color.stroke_width(2)))
@@ -166,8 +179,7 @@ pub fn line_plot(path: &Path, title: &str, y_desc: &str, lines: &[Line]) -> Resu
         }
     }
     if with_legend {
-        let labels: Vec<&str> = lines.iter().map(|l| l.label.as_str()).collect();
-        roam_lab::chart::legend_column(&legend, &labels, false).map_err(|e| err(&e))?;
+        chart::legend_column(&legend, &entries, false).map_err(|e| err(&e))?;
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())

@@ -115,14 +115,12 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 x: "p_w",
                 y: "goodput (Mb/s)",
                 log_x: true,
+                y_from_zero: true,
             },
             MEDIA_PROTOCOLS
                 .iter()
                 .zip(series)
-                .map(|((name, _), points)| Series {
-                    label: (*name).to_owned(),
-                    points,
-                })
+                .map(|((name, _), points)| Series::new(*name, points))
                 .collect(),
         )?;
         report.image(&title, &file);

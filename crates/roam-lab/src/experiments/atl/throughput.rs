@@ -6,6 +6,7 @@ use serde_json::json;
 use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, TCP_PROTOCOLS};
 use super::{mbps, mean, plot, run_grouped, show};
 use crate::chart::{Axes, Series};
+use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Figs. 6–8: throughput vs p_w for three d_w.
@@ -83,13 +84,12 @@ pub(super) fn throughput(ctx: &Ctx, report: &mut Report) -> Result<(), LabError>
         let series = TCP_PROTOCOLS
             .iter()
             .enumerate()
-            .map(|(k, (name, _))| Series {
-                label: (*name).to_owned(),
-                points: pws
+            .map(|(k, (name, _))| {
+                let points = pws
                     .iter()
                     .enumerate()
-                    .map(|(pi, &pw)| (pw, mean(&tput[di][pi][k])))
-                    .collect(),
+                    .map(|(pi, &pw)| (pw, Estimate::from_sample(&tput[di][pi][k])));
+                Series::of_estimates(*name, points)
             })
             .collect();
         let title = format!("Throughput vs p_w, d_w = {dw} ms");
@@ -101,6 +101,7 @@ pub(super) fn throughput(ctx: &Ctx, report: &mut Report) -> Result<(), LabError>
                 x: "p_w",
                 y: "goodput (Mb/s)",
                 log_x: true,
+                y_from_zero: true,
             },
             series,
         )?;

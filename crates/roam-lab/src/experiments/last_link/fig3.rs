@@ -37,13 +37,20 @@ pub(super) fn report(
     let series: Vec<Series> = VARIANTS
         .iter()
         .enumerate()
-        .map(|(v, variant)| Series {
-            label: variant.label.to_owned(),
-            points: rtts
+        .map(|(v, variant)| {
+            let points = rtts
                 .iter()
                 .enumerate()
-                .map(|(ri, rtt)| (*rtt as f64, mean(&fig3[ri][v].main)))
-                .collect(),
+                .map(|(ri, rtt)| (*rtt as f64, fig3[ri][v].main));
+            let s = Series::of_estimates(variant.label, points);
+            // A burst variant is dashed, in the colour of its paced counterpart.
+            let paced = VARIANTS.iter().position(|p| {
+                !p.initial_burst && (p.max_cwnd, p.initial) == (variant.max_cwnd, variant.initial)
+            });
+            match paced {
+                Some(p) if variant.initial_burst => s.in_colour(p).dashed(),
+                _ => s,
+            }
         })
         .collect();
     chart::lines(
@@ -53,6 +60,7 @@ pub(super) fn report(
             x: "RTT (ms)",
             y: "throughput (kb/s)",
             log_x: false,
+            y_from_zero: true,
         },
         &series,
     )?;

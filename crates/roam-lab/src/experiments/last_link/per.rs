@@ -122,14 +122,17 @@ pub(super) fn report(
     if pers.len() > 1 {
         let mut series = Vec::new();
         for (ri, rtt) in rtts.iter().enumerate() {
+            // One colour per RTT; the heuristic dashed beside NewReno.
             for (k, name) in ["NewReno", "PER heuristic"].iter().enumerate() {
-                series.push(Series {
-                    label: format!("{name}, RTT {rtt} ms"),
-                    points: pers
-                        .iter()
-                        .zip(by_per)
-                        .map(|(p, runs)| (100.0 * p, mean(&runs[ri][k].main)))
-                        .collect(),
+                let points = pers
+                    .iter()
+                    .zip(by_per)
+                    .map(|(p, runs)| (100.0 * p, runs[ri][k].main));
+                let s = Series::of_estimates(format!("{name}, RTT {rtt} ms"), points);
+                series.push(if k == 1 {
+                    s.in_colour(ri).dashed()
+                } else {
+                    s.in_colour(ri)
                 });
             }
         }
@@ -140,6 +143,7 @@ pub(super) fn report(
                 x: "PER (%)",
                 y: "throughput (kb/s)",
                 log_x: true,
+                y_from_zero: true,
             },
             &series,
         )?;

@@ -78,10 +78,7 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut tcp_means = Vec::new();
     let mut mean_series: Vec<Series> = instants
         .iter()
-        .map(|i| Series {
-            label: format!("t = {i:.0} s"),
-            points: Vec::new(),
-        })
+        .map(|i| Series::new(format!("t = {i:.0} s"), Vec::new()))
         .collect();
     let mut cov_series = mean_series.clone();
     for (mi, &n) in mixes.iter().enumerate() {
@@ -103,8 +100,8 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 cs.push(c);
             }
             let (em, ec) = (Estimate::from_sample(&ms), Estimate::from_sample(&cs));
-            mean_series[ii].points.push((n as f64, mean(&em)));
-            cov_series[ii].points.push((n as f64, mean(&ec)));
+            mean_series[ii].push_estimate(n as f64, &em);
+            cov_series[ii].push_estimate(n as f64, &ec);
             if ii == instants.len() - 1 {
                 means_end.push(mean(&em));
                 covs_end.push(mean(&ec));
@@ -158,6 +155,7 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         x: "number of RCP flows (of 20)",
         y,
         log_x: false,
+        y_from_zero: true,
     };
     chart::lines(
         &ctx.out_dir.join("friendliness_mean.svg"),
@@ -274,11 +272,12 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     if let Some(r) = results.first() {
         let series: Vec<Series> = (0..FLOWS)
             .map(|k| {
-                let label = match k {
-                    0..=4 => format!("TCP f{k} (0 s)"),
-                    5..=9 => format!("RCP f{k} (0 s)"),
-                    10..=14 => format!("TCP f{k} (50 s)"),
-                    _ => format!("RCP f{k} (100 s)"),
+                // Blue for TCP and vermillion for RCP; the later groups in lighter shades.
+                let (label, colour) = match k {
+                    0..=4 => ("TCP, from 0 s", 0),
+                    5..=9 => ("RCP, from 0 s", 1),
+                    10..=14 => ("TCP, from 50 s", 5),
+                    _ => ("RCP, from 100 s", 4),
                 };
                 let points = r
                     .series
@@ -292,7 +291,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                             .collect()
                     })
                     .unwrap_or_default();
-                Series { label, points }
+                Series::new(label, points).in_colour(colour)
             })
             .collect();
         chart::lines(
@@ -302,6 +301,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 x: "time (s)",
                 y: "in-order bytes delivered (MB)",
                 log_x: false,
+                y_from_zero: true,
             },
             &series,
         )?;
@@ -454,17 +454,9 @@ fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "number of reverse on/off flows",
             y: "Mb/s",
             log_x: false,
+            y_from_zero: true,
         },
-        &[
-            Series {
-                label: "TCP".into(),
-                points: tcp_pts,
-            },
-            Series {
-                label: "RCP".into(),
-                points: rcp_pts,
-            },
-        ],
+        &[Series::new("TCP", tcp_pts), Series::new("RCP", rcp_pts)],
     )?;
     report.image("reverse-path loss", "reverse_path.svg");
     let holds = ratios.iter().all(|r| (r - 1.0).abs() <= 0.10);

@@ -116,16 +116,11 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "mean duration of the bad state (s)",
             y: "W",
             log_x: false,
+            y_from_zero: true,
         },
         &[
-            Series {
-                label: "TCP".into(),
-                points: pw[0].clone(),
-            },
-            Series {
-                label: "RCP (sleep)".into(),
-                points: pw[1].clone(),
-            },
+            Series::new("TCP", pw[0].clone()),
+            Series::new("RCP (sleep)", pw[1].clone()),
         ],
     )?;
     chart::lines(
@@ -135,16 +130,11 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "mean duration of the bad state (s)",
             y: "Mb/s",
             log_x: false,
+            y_from_zero: true,
         },
         &[
-            Series {
-                label: "TCP".into(),
-                points: tp[0].clone(),
-            },
-            Series {
-                label: "RCP (sleep)".into(),
-                points: tp[1].clone(),
-            },
+            Series::new("TCP", tp[0].clone()),
+            Series::new("RCP (sleep)", tp[1].clone()),
         ],
     )?;
     report.image("power", "power.svg");

@@ -86,10 +86,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut rows = Vec::new();
     let mut series: Vec<Series> = VARIANTS
         .iter()
-        .map(|(name, _)| Series {
-            label: (*name).to_string(),
-            points: Vec::new(),
-        })
+        .map(|(name, _)| Series::new(*name, Vec::new()))
         .collect();
     for (ri, &p) in rates.iter().enumerate() {
         let mut row = vec![format!("{}", p * 100.0)];
@@ -101,7 +98,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .map(|r| r.flows[0].goodput_bps / 1e6)
                 .collect();
             let e = Estimate::from_sample(&g);
-            s.points.push((p * 100.0, mean(&e)));
+            s.push_estimate(p * 100.0, &e);
             row.push(show(&e, 3));
             by_variant.push(mean(&e));
         }
@@ -131,6 +128,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "packet loss rate (%), both directions",
             y: "goodput (Mb/s)",
             log_x: true,
+            y_from_zero: true,
         },
         &series,
     )?;
@@ -233,10 +231,7 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .filter_map(|(t, q)| q.map(|q| (*t, q as f64 / 1000.0)))
                 .filter(|(_, seg)| (480.0..=560.0).contains(seg))
                 .collect();
-            plot.push(Series {
-                label: VARIANTS[vi].0.to_string(),
-                points,
-            });
+            plot.push(Series::new(VARIANTS[vi].0, points));
         }
     }
     report.section(
@@ -268,6 +263,7 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "time (s)",
             y: "segment",
             log_x: false,
+            y_from_zero: false,
         },
         &plot,
     )?;

@@ -47,10 +47,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut stp_util = Vec::new();
     let mut series: Vec<Series> = VARIANTS
         .iter()
-        .map(|v| Series {
-            label: v.0.to_string(),
-            points: Vec::new(),
-        })
+        .map(|v| Series::new(v.0, Vec::new()))
         .collect();
     for (di, &d) in delays.iter().enumerate() {
         let mut row = vec![d.to_string()];
@@ -63,7 +60,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .map(|f| f.goodput_bps / 1e6)
                 .collect();
             let e = Estimate::from_sample(&g);
-            s.points.push((d as f64, mean(&e)));
+            s.push_estimate(d as f64, &e);
             row.push(show(&e, 3));
             means.push(mean(&e));
         }
@@ -115,6 +112,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             x: "one-way propagation delay (ms)",
             y: "goodput (Mb/s)",
             log_x: false,
+            y_from_zero: true,
         },
         &series,
     )?;
