@@ -59,7 +59,9 @@ of the 95 % Student-t confidence interval are reported for total goodput, Jain's
 flow's goodput, completion time (of the flows that completed) and overhead; totals and means \
 leave cross traffic out.\n\n\
 Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
-(default out/sweep-<scenario-name>/).\n\n\
+(default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
+numbers (one line per combination of the other parameters, 95 % CI bars): goodput.svg, and \
+completion.svg when flows complete.\n\n\
 Examples:\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
 roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"

@@ -289,6 +289,9 @@ fn sweep_writes_deterministic_csv_files() {
         sweep,
         std::fs::read_to_string(fx.path("sb/sweep.csv")).unwrap()
     );
+    // The swept loss is numeric, so it is the x axis of the goodput plot.
+    let svg = std::fs::read_to_string(fx.path("sa/goodput.svg")).unwrap();
+    assert!(svg.contains("link.wireless.forward.loss") && svg.contains("total goodput"));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use crate::cli::{Override, Param, SweepArgs};
 use crate::cmd::{default_out, note, print, seed_override, stem, with_overrides};
 use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
-use crate::output::{self, csv, fmt_num, table};
+use crate::output::{self, csv, fmt_num, sweep_plot, table};
 use crate::progress;
 use crate::timing::timed;
 use roam_lab::stats::Estimate;
@@ -394,7 +394,12 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         csv::write_table(w, &h, &rows)
     })?;
 
+    let plots = sweep_plot::write(&out_dir, &name, &args.params, &points, &summaries)?;
+
     print(&terminal_table(&args.params, &points, &summaries))?;
+    if plots.is_empty() && !args.params.is_empty() {
+        note("no plots: no --param has numeric values (in one unit) to put on an x axis");
+    }
     note(&format!(
         "{} runs ({} grid points × {} seeds) on {threads} threads in {:.2} s; files in {}",
         runs.len(),

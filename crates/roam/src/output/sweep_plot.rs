@@ -1,0 +1,279 @@
+//! Plots of a sweep: a metric against the first `--param` whose values are numbers, one line
+//! per combination of the other parameters' values, each point the mean over seeds with its
+//! 95 % confidence bar.
+
+use std::path::{Path, PathBuf};
+
+use roam_lab::chart::{self, Axes, Series};
+use roam_lab::stats::Estimate;
+
+use crate::cli::Param;
+use crate::cmd::sweep::{Point, PointSummary};
+use crate::error::{CliError, Result};
+
+/// The swept parameter used as the x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XAxis {
+    /// Position of the parameter in `--param` order (and in every [`Point`]).
+    pub index: usize,
+    /// Axis label: the key, with the values' unit in parentheses.
+    pub label: String,
+    /// Logarithmic: all values positive and spanning at least two decades.
+    pub log: bool,
+}
+
+/// Reads a parameter value as a number and its unit: `"10ms"` → `(10, "ms")`, `"0.01"` →
+/// `(0.01, "")`, `"2.5 Mbps"` → `(2.5, "Mbps")`; `None` when it does not start with a finite
+/// number (`"newreno"`).
+pub fn numeric_value(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    (1..=s.len())
+        .rev()
+        .filter(|&i| s.is_char_boundary(i))
+        .find_map(|i| {
+            let v: f64 = s[..i].parse().ok()?;
+            v.is_finite().then(|| (v, s[i..].trim()))
+        })
+}
+
+/// The first parameter whose values are all numbers in one unit, if any.
+pub fn x_axis(params: &[Param]) -> Option<XAxis> {
+    params.iter().enumerate().find_map(|(index, p)| {
+        let parsed: Vec<(f64, &str)> = p
+            .values
+            .iter()
+            .map(|v| numeric_value(v))
+            .collect::<Option<_>>()?;
+        let unit = parsed.first()?.1;
+        if parsed.iter().any(|(_, u)| *u != unit) {
+            return None;
+        }
+        let (min, max) = parsed
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (v, _)| {
+                (lo.min(*v), hi.max(*v))
+            });
+        Some(XAxis {
+            index,
+            label: if unit.is_empty() {
+                p.key.clone()
+            } else {
+                format!("{} ({unit})", p.key)
+            },
+            log: min > 0.0 && max / min >= 100.0,
+        })
+    })
+}
+
+/// One line per combination of the other parameters' values (in grid order), each with
+/// `metric` of every grid point on it at the x of its swept value.
+fn lines(
+    x: &XAxis,
+    points: &[Point],
+    summaries: &[PointSummary],
+    metric: impl Fn(&PointSummary) -> Estimate,
+) -> Vec<Series> {
+    let mut out: Vec<(Point, Series)> = Vec::new();
+    for (point, summary) in points.iter().zip(summaries) {
+        let Some(xv) = point
+            .get(x.index)
+            .and_then(|(_, v)| numeric_value(v))
+            .map(|(v, _)| v)
+        else {
+            continue;
+        };
+        let others: Point = point
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != x.index)
+            .map(|(_, kv)| kv.clone())
+            .collect();
+        let line = match out.iter_mut().position(|(o, _)| *o == others) {
+            Some(i) => &mut out[i].1,
+            None => {
+                let label = if others.is_empty() {
+                    "mean over seeds".to_owned()
+                } else {
+                    others
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                out.push((others, Series::new(label, Vec::new())));
+                &mut out.last_mut().expect("just pushed").1
+            }
+        };
+        line.push_estimate(xv, &metric(summary));
+    }
+    for (_, s) in &mut out {
+        sort_by_x(s);
+    }
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Orders a line's points (and their bars) by x, so that values given out of order on the
+/// command line still draw a line, not a zigzag.
+fn sort_by_x(s: &mut Series) {
+    let mut pairs: Vec<((f64, f64), f64)> = s
+        .points
+        .iter()
+        .copied()
+        .zip(s.errors.iter().copied())
+        .collect();
+    pairs.sort_by(|a, b| a.0 .0.total_cmp(&b.0 .0));
+    (s.points, s.errors) = pairs.into_iter().unzip();
+}
+
+/// Writes `goodput.svg` (total goodput) and, when some flow completed, `completion.svg` into
+/// `dir`; returns the files written (none when no parameter is numeric).
+pub fn write(
+    dir: &Path,
+    title: &str,
+    params: &[Param],
+    points: &[Point],
+    summaries: &[PointSummary],
+) -> Result<Vec<PathBuf>> {
+    let Some(x) = x_axis(params) else {
+        return Ok(Vec::new());
+    };
+    let mut written = Vec::new();
+    let mut plot = |file: &str, y: &str, series: Vec<Series>| -> Result<()> {
+        let path = dir.join(file);
+        let axes = Axes {
+            title,
+            x: &x.label,
+            y,
+            log_x: x.log,
+            y_from_zero: true,
+        };
+        chart::lines(&path, &axes, &series).map_err(|e| CliError::Plot {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        written.push(path);
+        Ok(())
+    };
+    plot(
+        "goodput.svg",
+        "total goodput (Mb/s), mean ± 95 % CI",
+        lines(&x, points, summaries, |s| s.total_goodput_mbps),
+    )?;
+    if summaries.iter().any(|s| s.completion_s.mean.is_some()) {
+        plot(
+            "completion.svg",
+            "completion time (s), mean ± 95 % CI",
+            lines(&x, points, summaries, |s| s.completion_s),
+        )?;
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn param(key: &str, values: &[&str]) -> Param {
+        Param {
+            key: key.to_owned(),
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+        }
+    }
+
+    fn estimate(values: &[f64]) -> Estimate {
+        Estimate::from_sample(values)
+    }
+
+    fn summary(goodput: &[f64]) -> PointSummary {
+        PointSummary {
+            runs: goodput.len(),
+            total_goodput_mbps: estimate(goodput),
+            jain_index: estimate(&[1.0]),
+            completion_s: estimate(&[]),
+            overhead_pct: estimate(&[]),
+            flow_goodput_mbps: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn values_are_read_as_number_and_unit() {
+        assert_eq!(numeric_value("10ms"), Some((10.0, "ms")));
+        assert_eq!(numeric_value("0.01"), Some((0.01, "")));
+        assert_eq!(numeric_value("1e-3"), Some((0.001, "")));
+        assert_eq!(numeric_value("2.5 Mbps"), Some((2.5, "Mbps")));
+        assert_eq!(numeric_value("newreno"), None);
+        assert_eq!(numeric_value("inf"), None);
+        assert_eq!(numeric_value(""), None);
+        assert_eq!(numeric_value("é1"), None);
+    }
+
+    #[test]
+    fn the_first_numeric_parameter_in_one_unit_is_the_x_axis() {
+        let params = [
+            param("flow.f.cc", &["newreno", "westwood"]),
+            param("link.l.delay", &["10ms", "1s"]),
+            param("link.l.forward.loss", &["0.0001", "0.001", "0.01"]),
+        ];
+        let x = x_axis(&params).unwrap();
+        assert_eq!((x.index, x.log), (2, true));
+        assert_eq!(x.label, "link.l.forward.loss");
+        let x = x_axis(&[param("link.l.delay", &["10ms", "50ms"])]).unwrap();
+        assert_eq!((x.label.as_str(), x.log), ("link.l.delay (ms)", false));
+        assert_eq!(x_axis(&[param("flow.f.cc", &["newreno"])]), None);
+    }
+
+    #[test]
+    fn one_line_per_combination_of_the_other_parameters_sorted_by_x() {
+        let params = [
+            param("cc", &["newreno", "westwood"]),
+            param("loss", &["0.01", "0"]),
+        ];
+        let points: Vec<Point> = ["newreno", "westwood"]
+            .iter()
+            .flat_map(|cc| {
+                ["0.01", "0"]
+                    .iter()
+                    .map(move |l| vec![("cc".into(), (*cc).into()), ("loss".into(), (*l).into())])
+            })
+            .collect();
+        let summaries: Vec<PointSummary> = [[1.0, 2.0], [9.0, 9.0], [3.0, 3.0], [8.0, 8.0]]
+            .iter()
+            .map(|g| summary(g))
+            .collect();
+        let x = x_axis(&params).unwrap();
+        let ls = lines(&x, &points, &summaries, |s| s.total_goodput_mbps);
+        assert_eq!(ls.len(), 2);
+        assert_eq!(ls[0].label, "cc=newreno");
+        assert_eq!(ls[0].points, vec![(0.0, 9.0), (0.01, 1.5)]);
+        assert!(ls[0].errors[0] == 0.0 && ls[0].errors[1] > 0.0);
+        assert_eq!(ls[1].label, "cc=westwood");
+        assert_eq!(ls[1].points, vec![(0.0, 8.0), (0.01, 3.0)]);
+    }
+
+    #[test]
+    fn writes_goodput_plot_only_for_a_numeric_parameter() {
+        let dir = tempfile::tempdir().unwrap();
+        let points: Vec<Point> = vec![vec![("loss".into(), "0.01".into())]];
+        let summaries = vec![summary(&[1.0, 2.0])];
+        let files = write(
+            dir.path(),
+            "t",
+            &[param("loss", &["0.01"])],
+            &points,
+            &summaries,
+        )
+        .unwrap();
+        assert_eq!(files, vec![dir.path().join("goodput.svg")]);
+        let svg = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(svg.contains("total goodput (Mb/s)") && svg.contains("mean over seeds"));
+        let none = write(
+            dir.path(),
+            "t",
+            &[param("cc", &["newreno"])],
+            &[vec![("cc".into(), "newreno".into())]],
+            &summaries,
+        )
+        .unwrap();
+        assert!(none.is_empty());
+    }
+}
