@@ -215,6 +215,30 @@ fn zero_window_probe_is_resent_at_every_expiry() {
 }
 
 #[test]
+fn a_window_too_small_for_the_rest_is_filled_on_the_override_timeout() {
+    // Found by the slow-reader property test: a one-segment receive buffer read two bytes at
+    // a time. The window update after half the buffer was read offered 513 bytes for the 515
+    // still queued; silly-window avoidance held the short segment, and the receiver (which
+    // announces only growth of half its buffer) never spoke again: the transfer hung. RFC 1122
+    // §4.2.3.4: a short segment leaves when it fills half the largest window offered, and the
+    // persist timer doubles as the override timeout whenever nothing is outstanding.
+    let cfg = TcpConfig {
+        sack: false,
+        mss: 1023,
+        recv_buffer: 1023,
+        send_buffer: 1023,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, 0);
+    p.read_budget = 2;
+    let d = data(1538, 0);
+    p.transfer(&d, 60.0);
+    assert_eq!(p.received.len(), d.len());
+    assert!(p.received == d);
+    assert_eq!(p.client.stats().sender.timeouts, 0);
+}
+
+#[test]
 fn handshake_gives_up_when_the_peer_never_answers() {
     let mut p = Pair::new(TcpConfig::default(), 9);
     p.fwd.loss = 1.0;

@@ -101,6 +101,8 @@ pub struct Sender {
     snd_una: u64,
     snd_nxt: u64,
     peer_window: u64,
+    /// The largest window the peer has offered (RFC 1122 §4.2.3.4's "max(SND.WND)").
+    max_peer_window: u64,
     cc: Box<dyn CongestionController>,
     rtt: RttEstimator,
     recovery: Option<Recovery>,
@@ -155,6 +157,7 @@ impl Sender {
             snd_una: first_seq,
             snd_nxt: first_seq,
             peer_window: u64::from(cfg.mss),
+            max_peer_window: 0,
             cc: cc.build(mss, cfg.initial_window),
             rtt: RttEstimator::new(cfg.initial_rto(), cfg.min_rto(), cfg.max_rto()),
             recovery: None,
@@ -305,6 +308,7 @@ impl Sender {
     /// Sets the peer's advertised window (from the handshake).
     pub fn set_peer_window(&mut self, w: u64) {
         self.peer_window = w;
+        self.max_peer_window = self.max_peer_window.max(w);
     }
 
     /// Processes the acknowledgement fields of an incoming segment.
@@ -336,6 +340,7 @@ impl Sender {
         }
         let window_changed = window != self.peer_window;
         self.peer_window = window;
+        self.max_peer_window = self.max_peer_window.max(window);
         let newly_sacked = if self.sack && !sack_blocks.is_empty() {
             self.board.sack(sack_blocks)
         } else {
@@ -442,22 +447,30 @@ impl Sender {
         if avail == 0 && !fin_pending {
             return None;
         }
-        if self.probe_pending && avail > 0 && wnd_room == 0 {
+        // The persist timer fired with nothing outstanding: probe a zero window, or send what
+        // a small one allows (RFC 1122 §4.2.3.4's override timeout).
+        let overriding = std::mem::take(&mut self.probe_pending);
+        if overriding && avail > 0 && wnd_room == 0 {
             // Zero-window probe (RFC 1122 §4.2.2.17): one byte past the window.
-            self.probe_pending = false;
             return Some(self.send_new(now, 1, false));
         }
-        self.probe_pending = false;
         let mut len = avail.min(self.mss).min(wnd_room);
         let cwnd_room = window.saturating_sub(pipe);
         if len > cwnd_room {
             len = if cwnd_room >= self.mss { self.mss } else { 0 };
             len = len.min(cwnd_room);
         }
-        // Nagle (RFC 896): hold back a small segment while data is outstanding.
-        if len > 0 && len < self.mss && len < avail {
+        // Sender-side silly-window avoidance (RFC 1122 §4.2.3.4): a segment shorter than the
+        // MSS that is not all the queued data leaves only if it fills at least half the largest
+        // window the peer has offered, or on the override timeout. Holding with nothing
+        // outstanding arms that timeout (the persist timer): no ACK may come to reopen the
+        // window, since the receiver announces only growth of a full threshold.
+        if len > 0 && len < self.mss && len < avail && 2 * len < self.max_peer_window && !overriding
+        {
+            self.arm_persist(now);
             return None;
         }
+        // Nagle (RFC 896): hold back a small segment while data is outstanding.
         if len > 0 && len < self.mss && !self.board.is_empty() && !fin_pending {
             return None;
         }
@@ -466,12 +479,20 @@ impl Sender {
         }
         let fin = fin_pending && self.snd_nxt + len == data_end && (len > 0 || cwnd_room > 0);
         if len == 0 && !fin {
-            if self.peer_window == 0 && self.board.is_empty() && self.persist_deadline.is_none() {
-                self.persist_deadline = Some(now + self.rtt.rto());
+            if self.peer_window == 0 {
+                self.arm_persist(now);
             }
             return None;
         }
         Some(self.send_new(now, len, fin))
+    }
+
+    /// Arms the persist timer when nothing is outstanding (with data outstanding, its ACKs or
+    /// the retransmission timer keep the connection going).
+    fn arm_persist(&mut self, now: Time) {
+        if self.board.is_empty() && self.persist_deadline.is_none() {
+            self.persist_deadline = Some(now + self.rtt.rto());
+        }
     }
 
     /// last-link-heuristics.txt §3.2 with our pacing (`initial_pacing.rs`): may the next new

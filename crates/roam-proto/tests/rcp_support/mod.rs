@@ -86,6 +86,9 @@ pub struct Net {
     pub deliver_to_frozen: bool,
     /// Data the sender's application makes available when it accepts (`None`: all).
     pub sender_available: Option<u64>,
+    /// Most bytes the receiver's application reads per flush (a slow reader); with a limit it
+    /// reads again every millisecond while data waits.
+    pub read_budget: usize,
 }
 
 impl Net {
@@ -124,6 +127,7 @@ impl Net {
             sent_requests: Vec::new(),
             deliver_to_frozen: false,
             sender_available: None,
+            read_budget: usize::MAX,
         }
     }
 
@@ -172,7 +176,10 @@ impl Net {
                     progressed = true;
                 }
             }
-            self.rx.read(&mut self.delivered, usize::MAX);
+            // Reading frees buffer space the receiver may now request into.
+            if self.rx.read(&mut self.delivered, self.read_budget) > 0 {
+                progressed = true;
+            }
             while let Some(ev) = self.rx.poll_event() {
                 self.events.push(ev);
             }
@@ -189,7 +196,14 @@ impl Net {
             let next_tx = self.to_tx.keys().next().map(|k| k.0);
             let next_rx = self.to_rx.keys().next().map(|k| k.0);
             let timer = self.rx.poll_timeout();
-            let Some(next) = [next_tx, next_rx, timer].into_iter().flatten().min() else {
+            let waiting = self.rx.rcv_nxt() > self.rx.read_point();
+            let read_at = (waiting && self.read_budget < usize::MAX)
+                .then(|| self.now + Duration::from_millis(1));
+            let Some(next) = [next_tx, next_rx, timer, read_at]
+                .into_iter()
+                .flatten()
+                .min()
+            else {
                 break;
             };
             if next > until {
@@ -221,7 +235,7 @@ impl Net {
                 if !self.rx.is_frozen() || self.deliver_to_frozen {
                     let _ = self.rx.handle_datagram(self.now, &bytes);
                 }
-            } else {
+            } else if timer == Some(next) {
                 self.rx.handle_timeout(self.now);
             }
             self.flush();

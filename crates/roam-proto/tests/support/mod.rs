@@ -50,6 +50,10 @@ pub struct Pair {
     pub drop_filter: Option<DropFilter>,
     /// When false the server application does not read (its window fills up).
     pub server_reads: bool,
+    /// Most bytes the server application reads per step (a slow reader).
+    pub read_budget: usize,
+    /// Virtual seconds [start, end) during which the server application reads nothing.
+    pub read_pause: Option<(f64, f64)>,
 }
 
 impl Pair {
@@ -81,6 +85,8 @@ impl Pair {
             datagrams: [0; 2],
             drop_filter: None,
             server_reads: true,
+            read_budget: usize::MAX,
+            read_pause: None,
         }
     }
 
@@ -132,17 +138,28 @@ impl Pair {
         }
         if let Some(s) = self.server.as_mut() {
             let mut out = Vec::new();
-            while self.server_reads {
-                let n = s.read(&mut self.received, 1 << 20);
+            let t = self.now.as_secs_f64();
+            let paused = self.read_pause.is_some_and(|(a, b)| t >= a && t < b);
+            let mut budget = if self.server_reads && !paused {
+                self.read_budget
+            } else {
+                0
+            };
+            while budget > 0 {
+                let n = s.read(&mut self.received, budget);
                 if n == 0 {
                     break;
                 }
+                budget -= n;
             }
             while let Some(e) = s.poll_event() {
-                if e == Event::Eof {
-                    s.close(); // A sink closes its side once the sender has finished.
-                }
                 self.server_events.push(e);
+            }
+            // A sink closes its side once the sender has finished and it has read everything
+            // (`Eof` says the FIN arrived; a slow reader may still have data to read).
+            let eof = self.server_events.contains(&Event::Eof);
+            if eof && s.receiver().readable() == 0 && !s.is_closed() {
+                s.close();
             }
             while s.poll_transmit(self.now, &mut buf).is_some() {
                 out.push(buf.clone());
@@ -166,6 +183,26 @@ impl Pair {
         .flatten()
         {
             next = Some(next.map_or(t, |n: Time| n.min(t)));
+        }
+        // A slow reader with data waiting reads again a millisecond later (or when its pause
+        // ends), as an application would, even if the connections have nothing scheduled.
+        let waiting = self
+            .server
+            .as_ref()
+            .is_some_and(|s| s.receiver().readable() > 0);
+        let read_at = (waiting && self.server_reads && self.read_budget < usize::MAX).then(|| {
+            let at = self.now + Duration::from_millis(1);
+            match self.read_pause {
+                Some((a, b)) if (a..b).contains(&at.as_secs_f64()) => Time::from_secs_f64(b),
+                _ => at,
+            }
+        });
+        if let Some(at) = read_at {
+            if next.is_none_or(|n| at < n) {
+                self.now = self.now.max(at);
+                self.flush();
+                return true;
+            }
         }
         let Some(t) = next else { return false };
         self.now = self.now.max(t);

@@ -31,8 +31,9 @@ impl Sender {
         }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.persist_deadline = None;
-            if self.peer_window == 0 && self.board.is_empty() {
-                // Persist timer (RFC 1122 §4.2.2.17): probe the zero window, backing off.
+            if self.board.is_empty() {
+                // Persist timer (RFC 1122 §4.2.2.17): probe a zero window, backing off; for a
+                // window too small to fill (§4.2.3.4) it is the override timeout.
                 self.persist_backoff = (self.persist_backoff + 1).min(6);
                 self.probe_pending = true;
             }
