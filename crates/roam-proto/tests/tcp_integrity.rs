@@ -109,10 +109,10 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// Flow control under impairments: small send and receive buffers and a slow reader that
-    /// may stop reading for a while, so that the window closes and reopens (zero-window probes,
-    /// window updates, either of which may be lost) while segments are lost, reordered and
-    /// duplicated.
+    /// Flow control under impairments: small send and receive buffers, a slow writer (short
+    /// segments, Nagle) and a slow reader that may stop reading for a while, so that the window
+    /// closes and reopens (zero-window probes, window updates, either of which may be lost)
+    /// while segments are lost, reordered and duplicated.
     #[test]
     fn stream_arrives_intact_through_small_buffers_and_a_slow_reader(
         seed in any::<u64>(),
@@ -124,6 +124,7 @@ proptest! {
         recv_segments in 1u64..24,
         send_segments in 1u64..48,
         read_budget in 1usize..6000,
+        write_budget in proptest::option::of(1usize..4000),
         pause in proptest::option::of((0.0..10.0f64, 0.1..20.0f64)),
         len in 1usize..80_000,
     ) {
@@ -143,6 +144,7 @@ proptest! {
         p.fwd = fwd;
         p.rev = rev;
         p.read_budget = read_budget;
+        p.write_budget = write_budget.unwrap_or(usize::MAX);
         p.read_pause = pause.map(|(s, d)| (s, s + d));
         let d = data(len, seed);
         p.transfer(&d, 5_000.0);

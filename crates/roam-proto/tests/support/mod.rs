@@ -54,6 +54,11 @@ pub struct Pair {
     pub read_budget: usize,
     /// Virtual seconds [start, end) during which the server application reads nothing.
     pub read_pause: Option<(f64, f64)>,
+    /// Most bytes the client application writes per step (a slow writer); with a limit it
+    /// writes again every millisecond while it has data left.
+    pub write_budget: usize,
+    /// The client application still has data to write (set by [`Pair::transfer_with`]).
+    writer_waiting: bool,
 }
 
 impl Pair {
@@ -87,6 +92,8 @@ impl Pair {
             server_reads: true,
             read_budget: usize::MAX,
             read_pause: None,
+            write_budget: usize::MAX,
+            writer_waiting: false,
         }
     }
 
@@ -185,7 +192,8 @@ impl Pair {
             next = Some(next.map_or(t, |n: Time| n.min(t)));
         }
         // A slow reader with data waiting reads again a millisecond later (or when its pause
-        // ends), as an application would, even if the connections have nothing scheduled.
+        // ends), and a slow writer with data left writes again, as applications would, even if
+        // the connections have nothing scheduled.
         let waiting = self
             .server
             .as_ref()
@@ -197,6 +205,9 @@ impl Pair {
                 _ => at,
             }
         });
+        let write_at = (self.writer_waiting && self.write_budget < usize::MAX)
+            .then(|| self.now + Duration::from_millis(1));
+        let read_at = [read_at, write_at].into_iter().flatten().min();
         if let Some(at) = read_at {
             if next.is_none_or(|n| at < n) {
                 self.now = self.now.max(at);
@@ -259,7 +270,9 @@ impl Pair {
         let mut closed = false;
         while self.now < end {
             if off < data.len() {
-                off += self.client.write(&data[off..]);
+                let end = off.saturating_add(self.write_budget).min(data.len());
+                off += self.client.write(&data[off..end]);
+                self.writer_waiting = off < data.len();
             } else if !closed {
                 self.client.close();
                 closed = true;
