@@ -82,8 +82,9 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
     /// Flow control under impairments: a small receive buffer read slowly (requests wait for
-    /// buffer space, §3.3.4) and a small sender window (reverse flow control with persist
-    /// probes), while requests and data are lost, reordered and duplicated.
+    /// buffer space, §3.3.4), a small sender window and a slow producer at the sender (reverse
+    /// flow control: window updates and persist probes), while requests and data are lost,
+    /// reordered and duplicated.
     #[test]
     fn every_byte_arrives_through_small_buffers_and_a_slow_reader(
         seed in any::<u64>(),
@@ -95,6 +96,7 @@ proptest! {
         recv_segments in 2u64..24,
         sender_segments in proptest::option::of(1u64..40),
         read_budget in 1usize..6000,
+        produce_per_ms in proptest::option::of(1u64..3000),
     ) {
         let config = RcpConfig {
             mss,
@@ -110,6 +112,10 @@ proptest! {
         net.data_filter = filter(seed, fwd);
         net.req_filter = filter(seed ^ 0x5555, rev);
         net.read_budget = read_budget;
+        if let Some(rate) = produce_per_ms {
+            net.sender_available = Some(0);
+            net.produce_per_ms = Some(rate);
+        }
         net.run_until(Time::from_millis(2_000_000));
         prop_assert_eq!(net.delivered.len(), len);
         prop_assert!(net.delivered == object_bytes(len), "bytes differ");

@@ -89,6 +89,11 @@ pub struct Net {
     /// Most bytes the receiver's application reads per flush (a slow reader); with a limit it
     /// reads again every millisecond while data waits.
     pub read_budget: usize,
+    /// A slow producer at the sender: bytes of the object it makes available per millisecond
+    /// from `sender_available` on (window updates tell the receiver; `None`: all at once).
+    pub produce_per_ms: Option<u64>,
+    /// Length of the object.
+    len: u64,
 }
 
 impl Net {
@@ -128,6 +133,8 @@ impl Net {
             deliver_to_frozen: false,
             sender_available: None,
             read_budget: usize::MAX,
+            produce_per_ms: None,
+            len: len as u64,
         }
     }
 
@@ -199,7 +206,11 @@ impl Net {
             let waiting = self.rx.rcv_nxt() > self.rx.read_point();
             let read_at = (waiting && self.read_budget < usize::MAX)
                 .then(|| self.now + Duration::from_millis(1));
-            let Some(next) = [next_tx, next_rx, timer, read_at]
+            let producing = self.produce_per_ms.is_some()
+                && self.sender_available.is_some_and(|a| a < self.len);
+            let produce_at =
+                (producing && self.tx.is_some()).then(|| self.now + Duration::from_millis(1));
+            let Some(next) = [next_tx, next_rx, timer, read_at, produce_at]
                 .into_iter()
                 .flatten()
                 .min()
@@ -237,6 +248,14 @@ impl Net {
                 }
             } else if timer == Some(next) {
                 self.rx.handle_timeout(self.now);
+            }
+            if produce_at == Some(next) {
+                let more = self.produce_per_ms.unwrap_or(0);
+                let available = self.sender_available.map(|a| (a + more).min(self.len));
+                self.sender_available = available;
+                if let Some(tx) = self.tx.as_mut() {
+                    tx.set_available(available);
+                }
             }
             self.flush();
         }
