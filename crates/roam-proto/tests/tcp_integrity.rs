@@ -5,6 +5,7 @@
 mod support;
 
 use proptest::prelude::*;
+use roam_proto::cc::CcKind;
 use roam_proto::linkinfo::LinkInfo;
 use roam_proto::tcp::{LastLinkConfig, RecoveryMode, TcpConfig};
 use support::{data, Impair, Pair};
@@ -148,6 +149,55 @@ proptest! {
         p.read_pause = pause.map(|(s, d)| (s, s + d));
         let d = data(len, seed);
         p.transfer(&d, 5_000.0);
+        prop_assert_eq!(p.received.len(), d.len());
+        prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// The engine's numeric knobs at the edges of their ranges (tiny and large initial and
+    /// maximum windows, a duplicate-ACK threshold of one, short and long timers) with every
+    /// congestion controller and both recoveries, under the same impairments.
+    #[test]
+    fn stream_arrives_intact_with_any_window_and_timer_settings(
+        seed in any::<u64>(),
+        fwd in impair(),
+        rev in impair(),
+        cc in proptest::sample::select(CcKind::ALL),
+        sack in any::<bool>(),
+        delayed_ack in any::<bool>(),
+        probing in any::<bool>(),
+        initial_window in 1u32..64,
+        max_window_segments in prop_oneof![Just(0u32), 1u32..64],
+        dup_thresh in 1u32..8,
+        delayed_ack_ms in 1u64..500,
+        (min_rto_ms, max_rto_ms) in (1u64..1500).prop_flat_map(|lo| (Just(lo), lo..60_000)),
+        initial_rto_ms in 1u64..3000,
+        len in 1usize..100_000,
+    ) {
+        let cfg = TcpConfig {
+            sack,
+            delayed_ack,
+            delayed_ack_ms,
+            initial_window,
+            max_window_segments,
+            dup_thresh,
+            min_rto_ms,
+            max_rto_ms,
+            initial_rto_ms,
+            recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
+            max_syn_retries: 20,
+            max_retries: 30,
+            ..TcpConfig::default()
+        };
+        prop_assume!(cfg.validate().is_ok());
+        let mut p = Pair::with_cc(cfg, cc, seed, roam_proto::Time::ZERO);
+        p.fwd = fwd;
+        p.rev = rev;
+        let d = data(len, seed);
+        p.transfer(&d, 20_000.0);
         prop_assert_eq!(p.received.len(), d.len());
         prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
     }

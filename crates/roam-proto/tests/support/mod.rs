@@ -68,9 +68,14 @@ impl Pair {
 
     /// A pair whose client opens the connection at `start` (virtual time before it is idle).
     pub fn starting_at(cfg: TcpConfig, seed: u64, start: Time) -> Pair {
+        Pair::with_cc(cfg, CcKind::NewReno, seed, start)
+    }
+
+    /// A pair whose sender runs congestion controller `cc`.
+    pub fn with_cc(cfg: TcpConfig, cc: CcKind, seed: u64, start: Time) -> Pair {
         let cfg = Arc::new(cfg);
-        let client = Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(seed | 1), start)
-            .expect("valid config");
+        let client =
+            Connection::connect(cfg.clone(), cc, ConnId(seed | 1), start).expect("valid config");
         Pair {
             now: start,
             client,
