@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rcp_support::{object_bytes, Fate, Filter, Net};
+use roam_proto::cc::CcKind;
 use roam_proto::rcp::{RcpCc, RcpConfig};
 use roam_proto::Time;
 
@@ -117,6 +118,52 @@ proptest! {
             net.produce_per_ms = Some(rate);
         }
         net.run_until(Time::from_millis(2_000_000));
+        prop_assert_eq!(net.delivered.len(), len);
+        prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    /// The receiver's numeric knobs at the edges of their ranges (initial and maximum windows,
+    /// a hole threshold of one, short and long timers, status requests) with every controller
+    /// (the shared ones and RCP-STP), with and without ELN, under the same impairments.
+    #[test]
+    fn every_byte_arrives_with_any_window_and_timer_settings(
+        seed in any::<u64>(),
+        fwd in impair(),
+        rev in impair(),
+        len in 1usize..100_000,
+        cc in prop_oneof![
+            proptest::sample::select(CcKind::ALL).prop_map(RcpCc::Shared),
+            Just(RcpCc::Stp),
+        ],
+        eln in any::<bool>(),
+        initial_window in 1u32..64,
+        max_window_segments in prop_oneof![Just(0u32), 1u32..64],
+        dup_thresh in 1u32..8,
+        (min_rto_ms, max_rto_ms) in (1u64..1500).prop_flat_map(|lo| (Just(lo), lo..60_000)),
+        initial_rto_ms in 1u64..3000,
+        status_interval_ms in prop_oneof![Just(0u64), 1u64..300],
+    ) {
+        let config = RcpConfig {
+            eln,
+            initial_window,
+            max_window_segments,
+            dup_thresh,
+            min_rto_ms,
+            max_rto_ms,
+            initial_rto_ms,
+            status_interval_ms,
+            max_syn_retries: 20,
+            max_retries: 30,
+            ..RcpConfig::default()
+        };
+        prop_assume!(config.validate().is_ok());
+        let mut net = Net::new(config, cc, len, Duration::from_millis(15));
+        net.data_filter = filter(seed, fwd);
+        net.req_filter = filter(seed ^ 0x5555, rev);
+        net.run_until(Time::from_millis(4_000_000));
         prop_assert_eq!(net.delivered.len(), len);
         prop_assert!(net.delivered == object_bytes(len), "bytes differ");
     }
