@@ -94,6 +94,9 @@ pub struct Net {
     pub produce_per_ms: Option<u64>,
     /// Length of the object.
     len: u64,
+    /// Times at which the receiver's host freezes the connection (sleep) and thaws it, in
+    /// order: (freeze at, thaw at).
+    pub sleeps: Vec<(Time, Time)>,
 }
 
 impl Net {
@@ -135,6 +138,7 @@ impl Net {
             read_budget: usize::MAX,
             produce_per_ms: None,
             len: len as u64,
+            sleeps: Vec::new(),
         }
     }
 
@@ -210,7 +214,11 @@ impl Net {
                 && self.sender_available.is_some_and(|a| a < self.len);
             let produce_at =
                 (producing && self.tx.is_some()).then(|| self.now + Duration::from_millis(1));
-            let Some(next) = [next_tx, next_rx, timer, read_at, produce_at]
+            let sleep_at = self
+                .sleeps
+                .first()
+                .map(|&(f, t)| if self.rx.is_frozen() { t } else { f });
+            let Some(next) = [next_tx, next_rx, timer, read_at, produce_at, sleep_at]
                 .into_iter()
                 .flatten()
                 .min()
@@ -245,6 +253,13 @@ impl Net {
                 };
                 if !self.rx.is_frozen() || self.deliver_to_frozen {
                     let _ = self.rx.handle_datagram(self.now, &bytes);
+                }
+            } else if sleep_at == Some(next) {
+                if self.rx.is_frozen() {
+                    self.rx.thaw(self.now);
+                    self.sleeps.remove(0);
+                } else {
+                    self.rx.freeze(self.now);
                 }
             } else if timer == Some(next) {
                 self.rx.handle_timeout(self.now);
