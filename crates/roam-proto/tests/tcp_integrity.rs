@@ -126,6 +126,7 @@ proptest! {
         send_segments in 1u64..48,
         read_budget in 1usize..6000,
         write_budget in proptest::option::of(1usize..4000),
+        probing in any::<bool>(),
         pause in proptest::option::of((0.0..10.0f64, 0.1..20.0f64)),
         len in 1usize..80_000,
     ) {
@@ -135,6 +136,7 @@ proptest! {
             mss,
             recv_buffer: recv_segments * u64::from(mss),
             send_buffer: send_segments * u64::from(mss),
+            recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
             min_rto_ms: 200,
             // Giving up under heavy loss plus a blackout is legitimate but not what is tested.
             max_syn_retries: 20,
