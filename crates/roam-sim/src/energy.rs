@@ -31,7 +31,7 @@ pub struct PowerModel {
 }
 
 impl Default for PowerModel {
-    /// IEEE 802.11b (rcp-r2cp.txt §3.4.4, refs [19,28]); idle 1.15 W (our choice).
+    /// IEEE 802.11b (rcp-r2cp.txt §3.4.4, its references 19 and 28); idle 1.15 W (our choice).
     fn default() -> Self {
         PowerModel {
             tx_w: 1.65,

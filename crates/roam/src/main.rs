@@ -4,6 +4,9 @@
 //! `roam bench` measures the simulator's speed against ns-3. See `roam --help`.
 
 #![deny(unsafe_code)]
+// The argument structs' doc comments are clap's `--help` text, where `<NAME>` is the usual
+// placeholder notation, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 mod cli;
 mod cmd;

@@ -24,7 +24,7 @@ fn table() -> &'static [u8] {
     })
 }
 
-/// Most bytes [`slice`] returns at once.
+/// Most bytes [`slice()`] returns at once.
 pub const MAX_SLICE: usize = PERIOD;
 
 /// The pattern bytes for stream offsets `offset..offset + len`, `len` at most [`MAX_SLICE`]

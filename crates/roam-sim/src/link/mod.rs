@@ -1,5 +1,5 @@
-//! Point-to-point links. Each direction is a [`channel::Channel`] (drop-tail queue and
-//! transmitter), a propagation delay, and [`impairment::Impairments`] applied on arrival.
+//! Point-to-point links. Each direction is a `channel::Channel` (drop-tail queue and
+//! transmitter), a propagation delay, and `impairment::Impairments` applied on arrival.
 
 pub(crate) mod channel;
 pub(crate) mod gilbert;
