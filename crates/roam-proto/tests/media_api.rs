@@ -3,10 +3,10 @@
 //! delivers, drops, duplicates and reorders the engines' own packets and reports. The source's
 //! rate stays a finite number within its configured bounds.
 
-use std::time::Duration;
+mod chaos;
 
+use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
-use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::media::{MediaConfig, MediaReceiver, MediaSender, RateKind};
 use roam_proto::Time;
 use roam_wire::ConnId;
@@ -17,29 +17,18 @@ enum Op {
     Clock(i64),
     /// The source's timers are handled now, due or not.
     Timeout,
-    /// Datagram `.0` (modulo those in flight) is delivered, dropped or duplicated.
-    Deliver(usize),
-    Drop(usize),
-    Duplicate(usize),
+    /// The wire delivers, drops or duplicates a datagram.
+    Wire(WireOp),
     /// The source (true) or receiver learns link facts with any values.
-    LinkInfo(bool, f64, u64, u64, bool),
+    LinkInfo(bool, AnyLink),
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let f = prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        -1.0..2.0f64,
-        0.0..0.1f64
-    ];
     prop_oneof![
-        6 => prop_oneof![9 => 0i64..300_000, 1 => -50_000i64..0].prop_map(Op::Clock),
+        6 => clock_step(300_000).prop_map(Op::Clock),
         3 => Just(Op::Timeout),
-        12 => any::<usize>().prop_map(Op::Deliver),
-        2 => any::<usize>().prop_map(Op::Drop),
-        1 => any::<usize>().prop_map(Op::Duplicate),
-        1 => (any::<bool>(), f, any::<u64>(), 0u64..10_000_000, any::<bool>())
-            .prop_map(|(s, p, bw, d, up)| Op::LinkInfo(s, p, bw, d, up)),
+        15 => wire_op().prop_map(Op::Wire),
+        1 => (any::<bool>(), any_link()).prop_map(|(s, l)| Op::LinkInfo(s, l)),
     ]
 }
 
@@ -72,52 +61,24 @@ proptest! {
         let mut buf = Vec::new();
         for op in ops {
             match op {
-                Op::Clock(d) => {
-                    now = if d >= 0 {
-                        now + Duration::from_micros(d as u64)
-                    } else {
-                        Time::from_nanos(now.as_nanos().saturating_sub(d.unsigned_abs() * 1000))
-                    };
-                }
+                Op::Clock(d) => now = chaos::step(now, d),
                 Op::Timeout => tx.handle_timeout(now),
-                Op::Deliver(i) | Op::Drop(i) | Op::Duplicate(i) if !wire.is_empty() => {
-                    let i = i % wire.len();
-                    match op {
-                        Op::Deliver(_) => {
-                            let (to_rx, bytes) = wire.remove(i);
-                            if to_rx {
-                                let _ = rx.handle_datagram(now, &bytes);
-                            } else {
-                                let _ = tx.handle_datagram(now, &bytes);
-                            }
-                        }
-                        Op::Drop(_) => {
-                            wire.remove(i);
-                        }
-                        _ => {
-                            let copy = wire[i].clone();
-                            wire.push(copy);
+                Op::Wire(w) => {
+                    if let Some((to_rx, bytes)) = chaos::apply(&mut wire, w) {
+                        if to_rx {
+                            let _ = rx.handle_datagram(now, &bytes);
+                        } else {
+                            let _ = tx.handle_datagram(now, &bytes);
                         }
                     }
                 }
-                Op::LinkInfo(source, p, bw, d, up) => {
-                    let info = LinkInfo {
-                        wireless: true,
-                        loss_prob: p,
-                        per: p,
-                        one_way_delay: Duration::from_micros(d),
-                        bandwidth_bps: bw,
-                        channel: if up { ChannelState::Good } else { ChannelState::Bad },
-                        up,
-                        handoffs: 0,
-                    };
+                Op::LinkInfo(source, link) => {
                     if source {
-                        tx.set_link_info(now, info);
+                        tx.set_link_info(now, link.info());
                     } else {
-                        rx.set_link_info(now, info);
+                        rx.set_link_info(now, link.info());
                     }
                 }
-                _ => {}
             }
             // The source sends what its rate allows now (bounded, so a huge rate cannot make
             // the test loop forever).

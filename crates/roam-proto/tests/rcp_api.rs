@@ -5,15 +5,15 @@
 //! network delivers, drops, duplicates and reorders datagrams at random. Whatever happens, the
 //! receiver has read a prefix of the object (of the range it asked for).
 
+mod chaos;
 mod rcp_support;
 
 use std::sync::Arc;
-use std::time::Duration;
 
+use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
 use rcp_support::{object_bytes, MapStore};
 use roam_proto::cc::CcKind;
-use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::rcp::{RcpCc, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::Time;
 use roam_wire::ConnId;
@@ -28,12 +28,10 @@ enum Op {
     Clock(i64),
     /// Timers of the receiver (true) or sender are handled now, due or not.
     Timeout(bool),
-    /// Datagram `.0` (modulo those in flight) is delivered, dropped or duplicated.
-    Deliver(usize),
-    Drop(usize),
-    Duplicate(usize),
+    /// The wire delivers, drops or duplicates a datagram.
+    Wire(WireOp),
     /// The receiver learns link facts with any values.
-    LinkInfo(f64, f64, u64, u64, bool, bool),
+    LinkInfo(AnyLink),
     /// The receiver's host reports the unit at this offset corrupted.
     Corrupted(u64),
     /// The sender's application makes the object available up to this offset (or all).
@@ -41,23 +39,14 @@ enum Op {
 }
 
 fn op(len: u64) -> impl Strategy<Value = Op> {
-    let f = prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        -1.0..2.0f64,
-        0.0..0.1f64
-    ];
     prop_oneof![
         6 => (0usize..5000).prop_map(Op::Read),
         1 => Just(Op::Freeze),
         1 => Just(Op::Thaw),
-        6 => prop_oneof![9 => 0i64..3_000_000, 1 => -50_000i64..0].prop_map(Op::Clock),
+        6 => clock_step(3_000_000).prop_map(Op::Clock),
         3 => any::<bool>().prop_map(Op::Timeout),
-        12 => any::<usize>().prop_map(Op::Deliver),
-        2 => any::<usize>().prop_map(Op::Drop),
-        1 => any::<usize>().prop_map(Op::Duplicate),
-        1 => (f.clone(), f, any::<u64>(), 0u64..10_000_000, any::<bool>(), any::<bool>())
-            .prop_map(|(p, per, bw, d, w, up)| Op::LinkInfo(p, per, bw, d, w, up)),
+        15 => wire_op().prop_map(Op::Wire),
+        1 => any_link().prop_map(Op::LinkInfo),
         1 => prop_oneof![0..len + 2, any::<u64>()].prop_map(Op::Corrupted),
         1 => proptest::option::of(0..len + 2).prop_map(Op::Available),
     ]
@@ -114,54 +103,25 @@ proptest! {
                 Op::Thaw => {
                     rx.thaw(now);
                 }
-                Op::Clock(d) => {
-                    now = if d >= 0 {
-                        now + Duration::from_micros(d as u64)
-                    } else {
-                        Time::from_nanos(now.as_nanos().saturating_sub(d.unsigned_abs() * 1000))
-                    };
-                }
+                Op::Clock(d) => now = chaos::step(now, d),
                 Op::Timeout(true) => rx.handle_timeout(now),
                 Op::Timeout(false) => {
                     // The sender has no timers; asking must be harmless.
                     let _ = tx.as_ref().and_then(RcpSender::poll_timeout);
                 }
-                Op::Deliver(i) | Op::Drop(i) | Op::Duplicate(i) if !wire.is_empty() => {
-                    let i = i % wire.len();
-                    match op {
-                        Op::Deliver(_) => {
-                            let (to_sender, bytes) = wire.remove(i);
-                            if !to_sender {
-                                let _ = rx.handle_datagram(now, &bytes);
-                            } else if let Some(s) = tx.as_mut() {
-                                let _ = s.handle_datagram(now, &bytes);
-                            } else if let Ok(mut s) = RcpSender::accept(&config, store.clone(), &bytes) {
-                                s.set_available(available);
-                                tx = Some(s);
-                            }
-                        }
-                        Op::Drop(_) => {
-                            wire.remove(i);
-                        }
-                        _ => {
-                            let copy = wire[i].clone();
-                            wire.push(copy);
+                Op::Wire(w) => {
+                    if let Some((to_sender, bytes)) = chaos::apply(&mut wire, w) {
+                        if !to_sender {
+                            let _ = rx.handle_datagram(now, &bytes);
+                        } else if let Some(s) = tx.as_mut() {
+                            let _ = s.handle_datagram(now, &bytes);
+                        } else if let Ok(mut s) = RcpSender::accept(&config, store.clone(), &bytes) {
+                            s.set_available(available);
+                            tx = Some(s);
                         }
                     }
                 }
-                Op::LinkInfo(p, per, bw, d, wireless, up) => {
-                    let info = LinkInfo {
-                        wireless,
-                        loss_prob: p,
-                        per,
-                        one_way_delay: Duration::from_micros(d),
-                        bandwidth_bps: bw,
-                        channel: if up { ChannelState::Good } else { ChannelState::Bad },
-                        up,
-                        handoffs: 0,
-                    };
-                    rx.set_link_info(now, &info);
-                }
+                Op::LinkInfo(link) => rx.set_link_info(now, &link.info()),
                 Op::Corrupted(offset) => rx.note_corrupted(offset),
                 Op::Available(a) => {
                     available = a;
@@ -169,7 +129,6 @@ proptest! {
                         s.set_available(a);
                     }
                 }
-                _ => {}
             }
             while rx.poll_transmit(now, &mut buf).is_some() {
                 wire.push((true, buf.clone()));

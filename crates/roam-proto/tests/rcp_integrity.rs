@@ -57,6 +57,34 @@ fn impair() -> impl Strategy<Value = Impair> {
         })
 }
 
+/// Options that never give up: under 20 % loss plus a blackout, giving up is legitimate but
+/// not what these tests check.
+fn patient(config: RcpConfig) -> RcpConfig {
+    RcpConfig {
+        max_syn_retries: 20,
+        max_retries: 30,
+        ..config
+    }
+}
+
+/// A transfer of an object of `len` bytes over a 15 ms link whose data direction is impaired by
+/// `fwd` and request direction by `rev`.
+fn impaired(config: RcpConfig, cc: RcpCc, len: usize, seed: u64, fwd: Impair, rev: Impair) -> Net {
+    let mut net = Net::new(patient(config), cc, len, Duration::from_millis(15));
+    net.data_filter = filter(seed, fwd);
+    net.req_filter = filter(seed ^ 0x5555, rev);
+    net
+}
+
+/// Runs `net` for up to `seconds` and checks that every byte of the `len`-byte object arrived
+/// once, in order, unchanged.
+fn check_intact(net: &mut Net, len: usize, seconds: u64) -> Result<(), TestCaseError> {
+    net.run_until(Time::from_millis(seconds * 1000));
+    prop_assert_eq!(net.delivered.len(), len);
+    prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
     #[test]
@@ -68,15 +96,10 @@ proptest! {
         stp in any::<bool>(),
         eln in any::<bool>(),
     ) {
-        // Giving up under 20 % loss plus a blackout is legitimate but not what is tested.
-        let config = RcpConfig { eln, max_syn_retries: 20, max_retries: 30, ..RcpConfig::default() };
+        let config = RcpConfig { eln, ..RcpConfig::default() };
         let cc = if stp { RcpCc::Stp } else { RcpCc::default() };
-        let mut net = Net::new(config, cc, len, Duration::from_millis(15));
-        net.data_filter = filter(seed, fwd);
-        net.req_filter = filter(seed ^ 0x5555, rev);
-        net.run_until(Time::from_millis(2_000_000));
-        prop_assert_eq!(net.delivered.len(), len);
-        prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+        let mut net = impaired(config, cc, len, seed, fwd, rev);
+        check_intact(&mut net, len, 2_000)?;
     }
 }
 
@@ -103,23 +126,16 @@ proptest! {
             mss,
             recv_buffer: recv_segments * u64::from(mss),
             sender_window: sender_segments.map_or(0, |k| k * u64::from(mss)),
-            // Giving up under 20 % loss plus a blackout is legitimate but not what is tested.
-            max_syn_retries: 20,
-            max_retries: 30,
             ..RcpConfig::default()
         };
         let cc = if stp { RcpCc::Stp } else { RcpCc::default() };
-        let mut net = Net::new(config, cc, len, Duration::from_millis(15));
-        net.data_filter = filter(seed, fwd);
-        net.req_filter = filter(seed ^ 0x5555, rev);
+        let mut net = impaired(config, cc, len, seed, fwd, rev);
         net.read_budget = read_budget;
         if let Some(rate) = produce_per_ms {
             net.sender_available = Some(0);
             net.produce_per_ms = Some(rate);
         }
-        net.run_until(Time::from_millis(2_000_000));
-        prop_assert_eq!(net.delivered.len(), len);
-        prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+        check_intact(&mut net, len, 2_000)?;
     }
 }
 
@@ -155,17 +171,11 @@ proptest! {
             max_rto_ms,
             initial_rto_ms,
             status_interval_ms,
-            max_syn_retries: 20,
-            max_retries: 30,
             ..RcpConfig::default()
         };
         prop_assume!(config.validate().is_ok());
-        let mut net = Net::new(config, cc, len, Duration::from_millis(15));
-        net.data_filter = filter(seed, fwd);
-        net.req_filter = filter(seed ^ 0x5555, rev);
-        net.run_until(Time::from_millis(4_000_000));
-        prop_assert_eq!(net.delivered.len(), len);
-        prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+        let mut net = impaired(config, cc, len, seed, fwd, rev);
+        check_intact(&mut net, len, 4_000)?;
     }
 }
 
@@ -186,11 +196,9 @@ proptest! {
         deliver_to_frozen in any::<bool>(),
         sleeps in proptest::collection::vec((0u64..3000, 1u64..5000), 0..6),
     ) {
-        let config = RcpConfig { eln, max_syn_retries: 20, max_retries: 30, ..RcpConfig::default() };
+        let config = RcpConfig { eln, ..RcpConfig::default() };
         let cc = if stp { RcpCc::Stp } else { RcpCc::default() };
-        let mut net = Net::new(config, cc, len, Duration::from_millis(15));
-        net.data_filter = filter(seed, fwd);
-        net.req_filter = filter(seed ^ 0x5555, rev);
+        let mut net = impaired(config, cc, len, seed, fwd, rev);
         net.deliver_to_frozen = deliver_to_frozen;
         // Sleep windows one after another: awake for `gap` ms, then asleep for `len` ms.
         let mut at = 0;
@@ -199,8 +207,6 @@ proptest! {
             net.sleeps.push((Time::from_millis(start), Time::from_millis(start + dur)));
             at = start + dur;
         }
-        net.run_until(Time::from_millis(4_000_000));
-        prop_assert_eq!(net.delivered.len(), len);
-        prop_assert!(net.delivered == object_bytes(len), "bytes differ");
+        check_intact(&mut net, len, 4_000)?;
     }
 }

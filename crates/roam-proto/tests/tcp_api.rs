@@ -4,12 +4,13 @@
 //! "network" delivers, drops, duplicates and reorders datagrams at random. Whatever happens,
 //! each end has read a prefix of what the other wrote.
 
-use std::sync::Arc;
-use std::time::Duration;
+mod chaos;
 
+use std::sync::Arc;
+
+use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
 use roam_proto::cc::CcKind;
-use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::tcp::{Connection, LastLinkConfig, RecoveryMode, TcpConfig};
 use roam_proto::Time;
 use roam_wire::ConnId;
@@ -26,36 +27,25 @@ enum Op {
     Clock(i64),
     /// Timers of end `.0` are handled now, due or not.
     Timeout(bool),
-    /// Datagram `.0` (modulo those in flight) is delivered, dropped or duplicated.
-    Deliver(usize),
-    Drop(usize),
-    Duplicate(usize),
+    /// The wire delivers, drops or duplicates a datagram.
+    Wire(WireOp),
     /// End `.0` learns link facts with any values.
-    LinkInfo(bool, f64, f64, u64, u64, bool, bool, u32),
+    LinkInfo(bool, AnyLink),
     /// End `.0` hears that datagram `.1` (modulo those in flight) was corrupted on its link.
     Corrupted(bool, usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    let f = prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        -1.0..2.0f64,
-        0.0..0.1f64
-    ];
     prop_oneof![
         6 => (any::<bool>(), 0usize..5000).prop_map(|(c, n)| Op::Write(c, n)),
         6 => (any::<bool>(), 0usize..5000).prop_map(|(c, n)| Op::Read(c, n)),
         1 => any::<bool>().prop_map(Op::Close),
         // Rare (an abort ends the case's interest): one in twenty of these draws.
         1 => (any::<bool>(), 0u8..20).prop_map(|(c, k)| if k == 0 { Op::Abort(c) } else { Op::Timeout(c) }),
-        6 => prop_oneof![9 => 0i64..3_000_000, 1 => -50_000i64..0].prop_map(Op::Clock),
+        6 => clock_step(3_000_000).prop_map(Op::Clock),
         3 => any::<bool>().prop_map(Op::Timeout),
-        12 => any::<usize>().prop_map(Op::Deliver),
-        2 => any::<usize>().prop_map(Op::Drop),
-        1 => any::<usize>().prop_map(Op::Duplicate),
-        1 => (any::<bool>(), f.clone(), f, any::<u64>(), 0u64..10_000_000, any::<bool>(), any::<bool>(), 0u32..4)
-            .prop_map(|(c, p, per, bw, d, w, up, h)| Op::LinkInfo(c, p, per, bw, d, w, up, h)),
+        15 => wire_op().prop_map(Op::Wire),
+        1 => (any::<bool>(), any_link()).prop_map(|(c, l)| Op::LinkInfo(c, l)),
         1 => (any::<bool>(), any::<usize>()).prop_map(|(c, i)| Op::Corrupted(c, i)),
     ]
 }
@@ -137,56 +127,29 @@ proptest! {
                         conn.abort();
                     }
                 }
-                Op::Clock(d) => {
-                    now = if d >= 0 {
-                        now + Duration::from_micros(d as u64)
-                    } else {
-                        Time::from_nanos(now.as_nanos().saturating_sub(d.unsigned_abs() * 1000))
-                    };
-                }
+                Op::Clock(d) => now = chaos::step(now, d),
                 Op::Timeout(c) => {
                     if let Some(conn) = ends[usize::from(!c)].conn.as_mut() {
                         conn.handle_timeout(now);
                     }
                 }
-                Op::Deliver(i) | Op::Drop(i) | Op::Duplicate(i) if !wire.is_empty() => {
-                    let i = i % wire.len();
-                    match op {
-                        Op::Deliver(_) => {
-                            let (to_server, bytes) = wire.remove(i);
-                            let e = &mut ends[usize::from(to_server)];
-                            match e.conn.as_mut() {
-                                Some(conn) => {
-                                    let _ = conn.handle_datagram(now, &bytes);
-                                }
-                                None if to_server => {
-                                    e.conn = Connection::accept(cfg.clone(), cc, now, &bytes).ok();
-                                }
-                                None => {}
+                Op::Wire(w) => {
+                    if let Some((to_server, bytes)) = chaos::apply(&mut wire, w) {
+                        let e = &mut ends[usize::from(to_server)];
+                        match e.conn.as_mut() {
+                            Some(conn) => {
+                                let _ = conn.handle_datagram(now, &bytes);
                             }
-                        }
-                        Op::Drop(_) => {
-                            wire.remove(i);
-                        }
-                        _ => {
-                            let copy = wire[i].clone();
-                            wire.push(copy);
+                            None if to_server => {
+                                e.conn = Connection::accept(cfg.clone(), cc, now, &bytes).ok();
+                            }
+                            None => {}
                         }
                     }
                 }
-                Op::LinkInfo(c, p, per, bw, d, wireless, up, h) => {
+                Op::LinkInfo(c, link) => {
                     if let Some(conn) = ends[usize::from(!c)].conn.as_mut() {
-                        let info = LinkInfo {
-                            wireless,
-                            loss_prob: p,
-                            per,
-                            one_way_delay: Duration::from_micros(d),
-                            bandwidth_bps: bw,
-                            channel: if up { ChannelState::Good } else { ChannelState::Bad },
-                            up,
-                            handoffs: h,
-                        };
-                        conn.set_link_info(now, info);
+                        conn.set_link_info(now, link.info());
                     }
                 }
                 Op::Corrupted(c, i) if !wire.is_empty() => {

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use roam_proto::cc::CcKind;
 use roam_proto::linkinfo::LinkInfo;
 use roam_proto::tcp::{LastLinkConfig, RecoveryMode, TcpConfig};
+use roam_proto::Time;
 use support::{data, Impair, Pair};
 
 fn impair() -> impl Strategy<Value = Impair> {
@@ -25,6 +26,34 @@ fn impair() -> impl Strategy<Value = Impair> {
         })
 }
 
+/// Options that never give up: under heavy loss plus a blackout, giving up is legitimate but
+/// not what these tests check.
+fn patient(cfg: TcpConfig) -> TcpConfig {
+    TcpConfig {
+        max_syn_retries: 20,
+        max_retries: 30,
+        ..cfg
+    }
+}
+
+/// A pair whose sender runs `cc`, its directions impaired by `fwd` and `rev`.
+fn impaired(cfg: TcpConfig, cc: CcKind, seed: u64, fwd: Impair, rev: Impair) -> Pair {
+    let mut p = Pair::with_cc(cfg, cc, seed, Time::ZERO);
+    p.fwd = fwd;
+    p.rev = rev;
+    p
+}
+
+/// Sends `len` seeded bytes (giving up at `limit` virtual seconds) and checks that every byte
+/// arrived once, in order, unchanged.
+fn check_transfer(p: &mut Pair, len: usize, seed: u64, limit: f64) -> Result<(), TestCaseError> {
+    let d = data(len, seed);
+    p.transfer(&d, limit);
+    prop_assert_eq!(p.received.len(), d.len());
+    prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
@@ -38,13 +67,8 @@ proptest! {
         len in 1usize..150_000,
     ) {
         let cfg = TcpConfig { sack, delayed_ack, min_rto_ms: 200, ..TcpConfig::default() };
-        let mut p = Pair::new(cfg, seed);
-        p.fwd = fwd;
-        p.rev = rev;
-        let d = data(len, seed);
-        p.transfer(&d, 3_000.0);
-        prop_assert_eq!(p.received.len(), d.len());
-        prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+        let mut p = impaired(cfg, CcKind::NewReno, seed, fwd, rev);
+        check_transfer(&mut p, len, seed, 3_000.0)?;
     }
 }
 
@@ -82,9 +106,7 @@ proptest! {
             },
             ..TcpConfig::default()
         };
-        let mut p = Pair::new(cfg, seed);
-        p.fwd = fwd;
-        p.rev = rev;
+        let mut p = impaired(cfg, CcKind::NewReno, seed, fwd, rev);
         let d = data(len, seed);
         let info = LinkInfo {
             wireless: true,
@@ -138,21 +160,13 @@ proptest! {
             send_buffer: send_segments * u64::from(mss),
             recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
             min_rto_ms: 200,
-            // Giving up under heavy loss plus a blackout is legitimate but not what is tested.
-            max_syn_retries: 20,
-            max_retries: 30,
             ..TcpConfig::default()
         };
-        let mut p = Pair::new(cfg, seed);
-        p.fwd = fwd;
-        p.rev = rev;
+        let mut p = impaired(patient(cfg), CcKind::NewReno, seed, fwd, rev);
         p.read_budget = read_budget;
         p.write_budget = write_budget.unwrap_or(usize::MAX);
         p.read_pause = pause.map(|(s, d)| (s, s + d));
-        let d = data(len, seed);
-        p.transfer(&d, 5_000.0);
-        prop_assert_eq!(p.received.len(), d.len());
-        prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+        check_transfer(&mut p, len, seed, 5_000.0)?;
     }
 }
 
@@ -190,17 +204,10 @@ proptest! {
             max_rto_ms,
             initial_rto_ms,
             recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
-            max_syn_retries: 20,
-            max_retries: 30,
             ..TcpConfig::default()
         };
         prop_assume!(cfg.validate().is_ok());
-        let mut p = Pair::with_cc(cfg, cc, seed, roam_proto::Time::ZERO);
-        p.fwd = fwd;
-        p.rev = rev;
-        let d = data(len, seed);
-        p.transfer(&d, 20_000.0);
-        prop_assert_eq!(p.received.len(), d.len());
-        prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+        let mut p = impaired(patient(cfg), cc, seed, fwd, rev);
+        check_transfer(&mut p, len, seed, 20_000.0)?;
     }
 }
