@@ -5,32 +5,17 @@
 //! range it asked for.
 #![no_main]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::rcp::{ObjectStore, RcpCc, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::Time;
 use roam_wire::ConnId;
-
-/// Reads the script byte by byte (zeros once it runs out).
-struct Script<'a>(&'a [u8]);
-
-impl Script<'_> {
-    fn byte(&mut self) -> u8 {
-        let (b, rest) = self.0.split_first().map_or((0, &[][..]), |(b, r)| (*b, r));
-        self.0 = rest;
-        b
-    }
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes([self.byte(), self.byte()])
-    }
-    fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
 
 fn object_byte(offset: u64) -> u8 {
     (offset.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
@@ -47,9 +32,6 @@ impl ObjectStore for Generated {
         out.extend((offset..offset + len as u64).map(object_byte));
     }
 }
-
-/// Most datagrams kept in flight (the oldest is dropped beyond it).
-const MAX_IN_FLIGHT: usize = 512;
 
 fuzz_target!(|data: &[u8]| {
     let mut s = Script(data);
@@ -122,7 +104,8 @@ fuzz_target!(|data: &[u8]| {
                             let _ = rx.handle_datagram(now, &bytes);
                         } else if let Some(t) = tx.as_mut() {
                             let _ = t.handle_datagram(now, &bytes);
-                        } else if let Ok(mut t) = RcpSender::accept(&config, store.clone(), &bytes) {
+                        } else if let Ok(mut t) = RcpSender::accept(&config, store.clone(), &bytes)
+                        {
                             t.set_available(available);
                             tx = Some(t);
                         }
@@ -137,21 +120,7 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             9 => {
-                let good = s.byte() & 1 == 0;
-                let info = LinkInfo {
-                    wireless: true,
-                    loss_prob: f64::from(s.byte()) / 200.0,
-                    per: f64::from(s.byte()) / 200.0,
-                    one_way_delay: Duration::from_micros(u64::from(s.u16()) * 10),
-                    bandwidth_bps: u64::from(s.u16()) * 1000,
-                    channel: if good {
-                        ChannelState::Good
-                    } else {
-                        ChannelState::Bad
-                    },
-                    up: good,
-                    handoffs: u32::from(s.byte() % 4),
-                };
+                let info = s.link_info();
                 rx.set_link_info(now, &info);
             }
             10 => rx.note_corrupted(u64::from(s.u16()) * 4),
@@ -172,10 +141,11 @@ fuzz_target!(|data: &[u8]| {
                 wire.push((false, buf.clone()));
             }
         }
-        if wire.len() > MAX_IN_FLIGHT {
-            wire.drain(..wire.len() - MAX_IN_FLIGHT);
-        }
-        assert!(read.len() as u64 <= end.min(len) - start, "read past the range");
+        cap_in_flight(&mut wire);
+        assert!(
+            read.len() as u64 <= end.min(len) - start,
+            "read past the range"
+        );
         for (i, b) in read.iter().enumerate().skip(checked) {
             assert_eq!(*b, object_byte(start + i as u64), "object corrupted at {i}");
         }

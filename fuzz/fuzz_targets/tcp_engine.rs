@@ -4,32 +4,17 @@
 //! duplicate). Nothing may panic, and each end must have read a prefix of what the other wrote.
 #![no_main]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::tcp::{Connection, LastLinkConfig, RecoveryMode, TcpConfig};
 use roam_proto::Time;
 use roam_wire::ConnId;
-
-/// Reads the script byte by byte (zeros once it runs out).
-struct Script<'a>(&'a [u8]);
-
-impl Script<'_> {
-    fn byte(&mut self) -> u8 {
-        let (b, rest) = self.0.split_first().map_or((0, &[][..]), |(b, r)| (*b, r));
-        self.0 = rest;
-        b
-    }
-    fn u16(&mut self) -> u16 {
-        u16::from_le_bytes([self.byte(), self.byte()])
-    }
-    fn done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
 
 /// The bytes end `client` writes: a pattern distinct for each direction.
 fn stream_byte(client: bool, offset: usize) -> u8 {
@@ -44,9 +29,6 @@ struct End {
     /// Read bytes already checked against the writer's stream.
     checked: usize,
 }
-
-/// Most datagrams kept in flight (the oldest is dropped beyond it).
-const MAX_IN_FLIGHT: usize = 512;
 
 fuzz_target!(|data: &[u8]| {
     let mut s = Script(data);
@@ -164,21 +146,7 @@ fuzz_target!(|data: &[u8]| {
             }
             9 => {
                 if let Some(c) = ends[side].conn.as_mut() {
-                    let good = s.byte() & 1 == 0;
-                    let info = LinkInfo {
-                        wireless: true,
-                        loss_prob: f64::from(s.byte()) / 200.0,
-                        per: f64::from(s.byte()) / 200.0,
-                        one_way_delay: Duration::from_micros(u64::from(s.u16()) * 10),
-                        bandwidth_bps: u64::from(s.u16()) * 1000,
-                        channel: if good {
-                            ChannelState::Good
-                        } else {
-                            ChannelState::Bad
-                        },
-                        up: good,
-                        handoffs: u32::from(s.byte() % 4),
-                    };
+                    let info = s.link_info();
                     c.set_link_info(now, info);
                 }
             }
@@ -199,9 +167,7 @@ fuzz_target!(|data: &[u8]| {
                 while c.poll_event().is_some() {}
             }
         }
-        if wire.len() > MAX_IN_FLIGHT {
-            wire.drain(..wire.len() - MAX_IN_FLIGHT);
-        }
+        cap_in_flight(&mut wire);
         for (reader, writer) in [(0usize, 1usize), (1, 0)] {
             let written = ends[writer].written;
             let e = &mut ends[reader];
