@@ -140,9 +140,10 @@ pub fn tick_label(v: f64) -> String {
 /// Charts with a line of more points than this (time series) get no point markers: they
 /// would merge into a thick band.
 const MAX_MARKED_POINTS: usize = 40;
-/// Size of a chart in pixels.
-const WIDTH: u32 = 1040;
-const HEIGHT: u32 = 520;
+/// Width of a chart in SVG pixels.
+pub const WIDTH: u32 = 1040;
+/// Height of a chart in SVG pixels.
+pub const HEIGHT: u32 = 520;
 /// Where the legend's first row sits, and the distance between rows, in pixels.
 const LEGEND_TOP: i32 = 60;
 const LEGEND_ROW: i32 = 22;

@@ -12,6 +12,7 @@ pub mod claims;
 pub mod draws;
 pub mod error;
 pub mod experiments;
+pub mod raster;
 pub mod report;
 pub mod runner;
 pub mod stats;

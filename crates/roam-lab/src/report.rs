@@ -17,6 +17,8 @@ pub struct Report {
     pub claims: Vec<Claim>,
     /// Every table of the body, in order, as written to `tables/`.
     pub tables: Vec<DataTable>,
+    /// Every image the body embeds, in order (file names next to `report.md`).
+    pub images: Vec<String>,
     /// Heading of the section being written (names its tables' files).
     heading: String,
 }
@@ -76,6 +78,7 @@ impl Report {
     /// Embeds an image that sits next to `report.md`.
     pub fn image(&mut self, alt: &str, file: &str) {
         let _ = write!(self.body, "\n![{alt}]({file})\n");
+        self.images.push(file.to_owned());
     }
 
     /// Adds a claim.
@@ -200,6 +203,15 @@ mod tests {
         assert!(r
             .markdown()
             .contains("Data: [`tables/01-figure-3-throughput-kb-s-per-0.csv`]"));
+    }
+
+    #[test]
+    fn images_are_embedded_and_listed_in_order() {
+        let mut r = Report::new("t");
+        r.image("first", "a.svg");
+        r.image("second", "b.svg");
+        assert_eq!(r.images, ["a.svg", "b.svg"]);
+        assert!(r.markdown().contains("![first](a.svg)"));
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum Command {
     #[command(long_about = "Run one scenario and report per-flow results.\n\n\
 The summary goes to the terminal (a table, or one JSON object with --format json); result.json, \
 series.csv, flows.csv, links.csv and throughput/cwnd/seq SVG plots are always written to the \
-output folder (default out/<scenario-name>/).\n\n\
+output folder (default out/<scenario-name>/); --png adds a PNG copy of each plot.\n\n\
 Overrides use dotted paths into the scenario file and are applied before it is validated. \
 Array entries are addressed by name or id (link.bottleneck.forward.loss, flow.f{i}.size for a \
 repeated entry) or by index (flow.0.size); values are TOML (0.01, true, \"10Mbps\") or bare \
@@ -61,7 +61,7 @@ leave cross traffic out.\n\n\
 Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
 (default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
 numbers (one line per combination of the other parameters, 95 % CI bars): goodput.svg, and \
-completion.svg when flows complete.\n\n\
+completion.svg when flows complete (--png adds PNG copies).\n\n\
 Examples:\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
 roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
@@ -86,11 +86,13 @@ roam bench --scenario my-dumbbell.toml --repeat 1"
 Runs the scenario set under experiments/<NAME>/ over the paper's parameter grid and seeds, in \
 parallel, and writes results/<NAME>/report.md (our table beside the paper's numbers, plots) and \
 results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, holds — the verdict is \
-computed from the measured numbers). --quick uses fewer seeds and shorter runs.\n\n\
+computed from the measured numbers). --quick uses fewer seeds and shorter runs; --png adds a \
+PNG copy of each plot.\n\n\
 Examples:\n  \
 roam reproduce --list\n  \
 roam reproduce probing --quick\n  \
-roam reproduce atl --out /tmp/atl")]
+roam reproduce atl --out /tmp/atl\n  \
+roam reproduce rcp --png   # PNG copies of the plots, for documents that take bitmaps only")]
     Reproduce(ReproduceArgs),
 }
 
@@ -112,6 +114,10 @@ pub struct ReproduceArgs {
     /// Repository root holding experiments/ [default: the current directory].
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub root: PathBuf,
+    /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
+    /// font such as DejaVu Sans; fails at once if no font is installed).
+    #[arg(long)]
+    pub png: bool,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -172,6 +178,10 @@ pub struct SimArgs {
     /// With --trace: keep only this flow's datagrams (repeatable).
     #[arg(long, value_name = "ID", requires = "trace")]
     pub trace_flow: Vec<String>,
+    /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
+    /// font such as DejaVu Sans; fails at once if no font is installed).
+    #[arg(long)]
+    pub png: bool,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -199,6 +209,10 @@ pub struct SweepArgs {
     /// Fixed overrides applied to every run, e.g. `--set run.duration=60` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
+    /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
+    /// font such as DejaVu Sans; fails at once if no font is installed).
+    #[arg(long)]
+    pub png: bool,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,

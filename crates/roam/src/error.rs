@@ -66,6 +66,9 @@ pub enum CliError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A PNG copy of a plot could not be made (no font, or an unreadable SVG).
+    #[error("{0}")]
+    Png(#[from] roam_lab::raster::RasterError),
     /// A plot could not be drawn.
     #[error("cannot draw {}: {message}", path.display())]
     Plot {

@@ -294,6 +294,52 @@ fn sweep_writes_deterministic_csv_files() {
     assert!(svg.contains("link.wireless.forward.loss") && svg.contains("total goodput"));
 }
 
+/// Every `<name>.svg` in `names` has a PNG twin; returns false (after printing why) when the
+/// command refused because the machine has no font, which is the one allowed failure.
+fn pngs_beside(o: &Output, dir: &Path, names: &[&str]) -> bool {
+    if !o.status.success() {
+        assert_fails_with(o, &["no font found", "fonts-dejavu-core"]);
+        eprintln!("skipped: no system font installed, and roam said so");
+        return false;
+    }
+    for n in names {
+        let png = std::fs::read(dir.join(n).with_extension("png")).unwrap_or_default();
+        assert!(
+            png.starts_with(b"\x89PNG\r\n\x1a\n"),
+            "{n}: no PNG beside it"
+        );
+    }
+    true
+}
+
+#[test]
+fn png_copies_of_the_plots_on_request() {
+    let fx = Fixture::new();
+    let sim = fx.roam(&["sim", "tiny.toml", "-q", "--png", "--out", "s"]);
+    if pngs_beside(
+        &sim,
+        &fx.path("s"),
+        &["throughput.svg", "cwnd.svg", "seq.svg"],
+    ) {
+        let sweep = fx.roam(&[
+            "sweep",
+            "tiny.toml",
+            "--param",
+            "link.wireless.forward.loss=0,0.02",
+            "--seeds",
+            "1",
+            "--png",
+            "--out",
+            "w",
+            "-q",
+        ]);
+        assert!(pngs_beside(&sweep, &fx.path("w"), &["goodput.svg"]));
+    }
+    // Without --png, none.
+    assert_ok(&fx.roam(&["sim", "tiny.toml", "-q", "--out", "n"]));
+    assert!(!fx.path("n/throughput.png").exists());
+}
+
 #[test]
 fn bad_arguments_fail_with_helpful_messages() {
     let fx = Fixture::new();

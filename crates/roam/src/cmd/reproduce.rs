@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 
 use crate::cli::ReproduceArgs;
 use crate::error::{CliError, Result};
+use crate::output;
 
 /// Runs the command.
 pub fn run(args: &ReproduceArgs) -> Result<()> {
@@ -23,6 +24,7 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| args.root.join("results").join(exp.name()));
+    let png = output::png_writer(args.png)?;
     let ctx = roam_lab::Ctx {
         quick: args.quick,
         repo_root: args.root.clone(),
@@ -37,6 +39,8 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
     );
     let report = exp.run(&ctx)?;
     report.write(&out_dir)?;
+    let images: Vec<_> = report.images.iter().map(|f| out_dir.join(f)).collect();
+    output::write_pngs(png.as_ref(), &images)?;
     let held = report.claims.iter().filter(|c| c.holds).count();
     for c in &report.claims {
         println!(

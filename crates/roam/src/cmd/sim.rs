@@ -1,6 +1,6 @@
 //! `roam sim`: run one scenario, print a table or one JSON object, write files and plots.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use roam_sim::result::RunResult;
 
@@ -23,6 +23,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         overrides.push(seed_override(seed));
     }
     let scenario = prepare(&args.file, &overrides)?;
+    let png = output::png_writer(args.png)?;
 
     let mut trace = match &args.trace {
         Some(path) => {
@@ -67,7 +68,8 @@ pub fn run(args: &SimArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| default_out("", &result.scenario));
-    write_files(&out_dir, &result)?;
+    let plots = write_files(&out_dir, &result)?;
+    output::write_pngs(png.as_ref(), &plots)?;
 
     match args.format {
         Format::Json => print(&json::to_json(&result))?,
@@ -92,8 +94,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes `result.json`, `series.csv`, `flows.csv`, `links.csv` and the three SVG plots.
-pub fn write_files(dir: &Path, result: &RunResult) -> Result<()> {
+/// Writes `result.json`, `series.csv`, `flows.csv`, `links.csv` and the three SVG plots;
+/// returns the plots' paths.
+pub fn write_files(dir: &Path, result: &RunResult) -> Result<Vec<PathBuf>> {
     output::ensure_dir(dir)?;
     json::write_result(&dir.join("result.json"), result)?;
     csv::to_file(&dir.join("series.csv"), |w| {

@@ -337,6 +337,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             jobs.push((i, seed, scenario));
         }
     }
+    let png = output::png_writer(args.png)?;
 
     let threads = match args.jobs {
         Some(j) => usize::try_from(j).unwrap_or(1),
@@ -395,6 +396,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     })?;
 
     let plots = sweep_plot::write(&out_dir, &name, &args.params, &points, &summaries)?;
+    output::write_pngs(png.as_ref(), &plots)?;
 
     print(&terminal_table(&args.params, &points, &summaries))?;
     if plots.is_empty() && !args.params.is_empty() {

@@ -1,4 +1,5 @@
-//! Everything the CLI writes: terminal tables, JSON, CSV files and SVG plots.
+//! Everything the CLI writes: terminal tables, JSON, CSV files and SVG plots (with PNG copies
+//! on request).
 
 pub mod csv;
 pub mod json;
@@ -7,9 +8,29 @@ pub mod sweep_plot;
 pub mod table;
 pub mod trace;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use roam_lab::raster::PngWriter;
 
 use crate::error::{CliError, Result};
+
+/// The PNG writer when `--png` was given: built before any work starts, so that a machine
+/// without fonts fails in a second, not after a long run.
+pub fn png_writer(wanted: bool) -> Result<Option<PngWriter>> {
+    Ok(if wanted {
+        Some(PngWriter::with_system_fonts()?)
+    } else {
+        None
+    })
+}
+
+/// Writes a PNG beside each SVG when there is a writer; returns how many were written.
+pub fn write_pngs(writer: Option<&PngWriter>, svgs: &[PathBuf]) -> Result<usize> {
+    match writer {
+        Some(w) => Ok(w.write_all_beside(svgs)?.len()),
+        None => Ok(0),
+    }
+}
 
 /// Creates `dir` (and its parents) if needed.
 pub fn ensure_dir(dir: &Path) -> Result<()> {

@@ -3,7 +3,7 @@
 //! Drawn with plotters' SVG backend only (no font crates): text becomes SVG `<text>` elements
 //! rendered by the viewer, and plotters' built-in size estimate is used for layout.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 use roam_lab::chart::{self, LegendEntry};
@@ -89,26 +89,24 @@ pub fn seq_lines(series: &[FlowSeries]) -> Vec<Line> {
         .collect()
 }
 
-/// Writes `throughput.svg`, `cwnd.svg` and `seq.svg` into `dir`.
-pub fn write_all(dir: &Path, title: &str, series: &[FlowSeries]) -> Result<()> {
-    line_plot(
-        &dir.join("throughput.svg"),
-        title,
-        "throughput (Mb/s)",
-        &throughput_lines(series),
-    )?;
-    line_plot(
-        &dir.join("cwnd.svg"),
-        title,
-        "congestion window (kB)",
-        &cwnd_lines(series),
-    )?;
-    line_plot(
-        &dir.join("seq.svg"),
-        title,
-        "acknowledged sequence (MB)",
-        &seq_lines(series),
-    )
+/// Writes `throughput.svg`, `cwnd.svg` and `seq.svg` into `dir` and returns their paths.
+pub fn write_all(dir: &Path, title: &str, series: &[FlowSeries]) -> Result<Vec<PathBuf>> {
+    let plots = [
+        (
+            "throughput.svg",
+            "throughput (Mb/s)",
+            throughput_lines(series),
+        ),
+        ("cwnd.svg", "congestion window (kB)", cwnd_lines(series)),
+        ("seq.svg", "acknowledged sequence (MB)", seq_lines(series)),
+    ];
+    let mut written = Vec::with_capacity(plots.len());
+    for (file, y_desc, lines) in plots {
+        let path = dir.join(file);
+        line_plot(&path, title, y_desc, &lines)?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 fn bounds(lines: &[Line]) -> (f64, f64) {
