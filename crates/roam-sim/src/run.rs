@@ -14,7 +14,7 @@ use crate::rng::{stream_id, stream_rng};
 use crate::scenario::rcp;
 use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
-use crate::trace::{PacketObserver, PacketRecord, PendingRecord};
+use crate::trace::{PacketObserver, PacketRecord, PendingRecord, TraceBuffer};
 use crate::world::{out_dir, Routing};
 
 /// Port of flow `i`'s receiving agent.
@@ -48,7 +48,10 @@ pub fn run_traced(
     observer: &mut dyn PacketObserver,
 ) -> RunResult {
     let mut runner = Runner::new(scenario);
-    runner.net.trace = Some(Vec::new());
+    runner.net.trace = Some(TraceBuffer::for_observer(
+        observer,
+        scenario.flows.iter().map(|f| f.id.as_str()),
+    ));
     runner.run(progress, Some(observer))
 }
 
@@ -453,8 +456,8 @@ impl<'s> Runner<'s> {
                     }
                 }
             }
-            if let (Some(records), Some(obs)) = (self.net.trace.as_mut(), observer.as_mut()) {
-                hand_over(s, records, &link_names, &mut **obs);
+            if let (Some(trace), Some(obs)) = (self.net.trace.as_mut(), observer.as_mut()) {
+                hand_over(s, &mut trace.records, &link_names, &mut **obs);
             }
             if done.all_done() {
                 stopped_at = Some(t);

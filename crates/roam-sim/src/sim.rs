@@ -12,7 +12,7 @@ use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
 use crate::scenario::{EventAction, EventSpec};
-use crate::trace::{PacketFate, PendingRecord};
+use crate::trace::{PacketFate, PendingRecord, TraceBuffer};
 use crate::world::{Routing, NO_ROUTE};
 
 /// A node's interface at run time.
@@ -67,19 +67,13 @@ pub(crate) struct Net {
     /// Payload buffers of datagrams that were delivered or dropped, for agents to reuse.
     spare_buffers: Vec<Vec<u8>>,
     /// Packet-trace records not yet handed to the observer (`None`: not tracing).
-    pub trace: Option<Vec<PendingRecord>>,
+    pub(crate) trace: Option<TraceBuffer>,
 }
 
 /// Records what happened to `pkt` at `dir`, if the run is traced.
-fn note(
-    trace: &mut Option<Vec<PendingRecord>>,
-    now: Time,
-    dir: u32,
-    fate: PacketFate,
-    pkt: &Packet,
-) {
-    if let Some(records) = trace.as_mut() {
-        records.push(PendingRecord::of(now, dir, fate, pkt));
+fn note(trace: &mut Option<TraceBuffer>, now: Time, dir: u32, fate: PacketFate, pkt: &Packet) {
+    if let Some(t) = trace.as_mut() {
+        t.note(now, dir, fate, pkt);
     }
 }
 
@@ -135,14 +129,13 @@ impl Net {
         // A queued packet is out of reach once offered: summarise it first when tracing.
         let queued = self
             .trace
-            .is_some()
-            .then(|| PendingRecord::of(now, dir, PacketFate::Queued, &pkt));
+            .as_ref()
+            .filter(|t| t.wants(&pkt))
+            .map(|_| PendingRecord::of(now, dir, PacketFate::Queued, &pkt));
         let d = &mut self.dirs[dir as usize];
         let offer = d.chan.offer(now, Queued { pkt, wire });
-        if let (Offer::Queued { .. }, Some(records), Some(r)) =
-            (&offer, self.trace.as_mut(), queued)
-        {
-            records.push(r);
+        if let (Offer::Queued { .. }, Some(t), Some(r)) = (&offer, self.trace.as_mut(), queued) {
+            t.records.push(r);
         }
         match offer {
             Offer::Start { done, item } => self.depart(dir, item, done),

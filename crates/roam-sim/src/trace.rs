@@ -73,6 +73,57 @@ pub struct PacketRecord<'a> {
 pub trait PacketObserver {
     /// Called once per record.
     fn observe(&mut self, record: &PacketRecord<'_>);
+
+    /// Whether this observer wants the records of `flow` (`None`: datagrams that belong to no
+    /// flow). Asked once per flow before the run starts; records it does not want are never
+    /// built, which saves summarising every datagram when only a few flows are traced.
+    fn wants(&self, flow: Option<&str>) -> bool {
+        let _ = flow;
+        true
+    }
+}
+
+/// The records a traced run has collected and not yet handed over, and which to collect.
+#[derive(Debug)]
+pub(crate) struct TraceBuffer {
+    /// Records in the order they happened.
+    pub records: Vec<PendingRecord>,
+    /// Per flow index: whether its datagrams are recorded.
+    keep_flow: Vec<bool>,
+    /// Whether datagrams of no flow are recorded.
+    keep_unflowed: bool,
+}
+
+impl TraceBuffer {
+    /// Collects what `observer` wants of a run with these flow ids.
+    pub(crate) fn for_observer<'a>(
+        observer: &dyn PacketObserver,
+        flow_ids: impl IntoIterator<Item = &'a str>,
+    ) -> TraceBuffer {
+        TraceBuffer {
+            records: Vec::new(),
+            keep_flow: flow_ids
+                .into_iter()
+                .map(|id| observer.wants(Some(id)))
+                .collect(),
+            keep_unflowed: observer.wants(None),
+        }
+    }
+
+    /// Whether `pkt`'s records are collected.
+    pub(crate) fn wants(&self, pkt: &Packet) -> bool {
+        match pkt.flow {
+            Some(f) => self.keep_flow.get(f.0).copied().unwrap_or(true),
+            None => self.keep_unflowed,
+        }
+    }
+
+    /// Records what happened to `pkt` at `dir` at `time`, if its flow is wanted.
+    pub(crate) fn note(&mut self, time: Time, dir: u32, fate: PacketFate, pkt: &Packet) {
+        if self.wants(pkt) {
+            self.records.push(PendingRecord::of(time, dir, fate, pkt));
+        }
+    }
 }
 
 /// A record as the simulator keeps it until the run loop hands it to the observer.

@@ -70,3 +70,42 @@ fn trace_records_agree_with_the_link_counters() {
     assert_eq!(first.2, PacketFate::Sent);
     assert!(first.4.starts_with("seg [S]"), "{}", first.4);
 }
+
+/// Keeps the records of one flow only, saying so before the run.
+struct KeepOnly {
+    flow: &'static str,
+    kept: Keep,
+}
+
+impl PacketObserver for KeepOnly {
+    fn observe(&mut self, r: &PacketRecord<'_>) {
+        self.kept.observe(r);
+    }
+
+    fn wants(&self, flow: Option<&str>) -> bool {
+        flow == Some(self.flow)
+    }
+}
+
+#[test]
+fn an_observer_gets_only_the_flows_it_wants_and_the_run_is_unchanged() {
+    let two_flows = lossy_transfer()
+        + "[[flow]]\nid = \"g\"\nprotocol = \"tcp\"\nfrom = \"b\"\nto = \"a\"\nsize = \"100KB\"\n";
+    let s = load(&two_flows);
+    let mut all = Keep::default();
+    let everything = roam_sim::run_traced(&s, &mut |_| {}, &mut all);
+    let mut only_g = KeepOnly {
+        flow: "g",
+        kept: Keep::default(),
+    };
+    let filtered = roam_sim::run_traced(&s, &mut |_| {}, &mut only_g);
+    assert_eq!(filtered, everything);
+    let g_of_all: Vec<_> = all
+        .0
+        .iter()
+        .filter(|r| r.3.as_deref() == Some("g"))
+        .cloned()
+        .collect();
+    assert!(!g_of_all.is_empty() && g_of_all.len() < all.0.len());
+    assert_eq!(only_g.kept.0, g_of_all);
+}

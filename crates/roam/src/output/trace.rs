@@ -47,7 +47,7 @@ impl<W: Write> PacketObserver for CsvTrace<W> {
             return;
         }
         let flow = r.flow.unwrap_or("");
-        if !self.flows.is_empty() && !self.flows.iter().any(|f| f == flow) {
+        if !self.wants(r.flow) {
             return;
         }
         let time = format!("{:.9}", r.time.as_secs_f64());
@@ -63,6 +63,10 @@ impl<W: Write> PacketObserver for CsvTrace<W> {
             Ok(()) => self.rows += 1,
             Err(e) => self.error = Some(e),
         }
+    }
+
+    fn wants(&self, flow: Option<&str>) -> bool {
+        self.flows.is_empty() || flow.is_some_and(|id| self.flows.iter().any(|f| f == id))
     }
 }
 
