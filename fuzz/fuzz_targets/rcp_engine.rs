@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::rcp::{ObjectStore, RcpCc, RcpConfig, RcpReceiver, RcpSender};
+use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -55,6 +55,11 @@ fuzz_target!(|data: &[u8]| {
         } else {
             0
         },
+        idle_timeout_ms: if flags & 8 != 0 {
+            u64::from(s.byte()) * 20
+        } else {
+            RcpConfig::default().idle_timeout_ms
+        },
         ..RcpConfig::default()
     });
     let len = 1 + u64::from(s.u16()) * 4;
@@ -94,6 +99,13 @@ fuzz_target!(|data: &[u8]| {
                     now = now.max(t);
                 }
                 rx.handle_timeout(now);
+                // The sender's idle timer; the host drops a sender that expired.
+                if let Some(t) = tx.as_mut() {
+                    t.handle_timeout(now);
+                }
+                if tx.as_ref().is_some_and(RcpSender::is_expired) {
+                    tx = None;
+                }
             }
             6..=8 if !wire.is_empty() => {
                 let i = usize::from(s.u16()) % wire.len();
@@ -104,10 +116,13 @@ fuzz_target!(|data: &[u8]| {
                             let _ = rx.handle_datagram(now, &bytes);
                         } else if let Some(t) = tx.as_mut() {
                             let _ = t.handle_datagram(now, &bytes);
-                        } else if let Ok(mut t) = RcpSender::accept(&config, store.clone(), &bytes)
+                        } else if let Ok(mut t) =
+                            RcpSender::accept(&config, store.clone(), now, &bytes)
                         {
                             t.set_available(available);
                             tx = Some(t);
+                        } else if reset_for(now, &bytes, &mut buf).is_some() {
+                            wire.push((false, buf.clone()));
                         }
                     }
                     7 => {

@@ -14,7 +14,7 @@ use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
 use rcp_support::{object_bytes, MapStore};
 use roam_proto::cc::CcKind;
-use roam_proto::rcp::{RcpCc, RcpConfig, RcpReceiver, RcpSender};
+use roam_proto::rcp::{reset_for, RcpCc, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -73,12 +73,14 @@ proptest! {
         recv_segments in 2u64..40,
         sender_window in prop_oneof![Just(0u64), 1u64..40_000],
         status_interval_ms in prop_oneof![Just(0u64), 1u64..300],
+        idle_timeout_ms in prop_oneof![Just(900_000u64), Just(0), 1u64..5_000],
     ) {
         let config = Arc::new(RcpConfig {
             eln,
             recv_buffer: recv_segments * 1000,
             sender_window,
             status_interval_ms,
+            idle_timeout_ms,
             ..RcpConfig::default()
         });
         let object = object_bytes(len as usize);
@@ -106,8 +108,13 @@ proptest! {
                 Op::Clock(d) => now = chaos::step(now, d),
                 Op::Timeout(true) => rx.handle_timeout(now),
                 Op::Timeout(false) => {
-                    // The sender has no timers; asking must be harmless.
-                    let _ = tx.as_ref().and_then(RcpSender::poll_timeout);
+                    // Early or late: the host drops a sender that expired.
+                    if let Some(s) = tx.as_mut() {
+                        s.handle_timeout(now);
+                    }
+                    if tx.as_ref().is_some_and(RcpSender::is_expired) {
+                        tx = None;
+                    }
                 }
                 Op::Wire(w) => {
                     if let Some((to_sender, bytes)) = chaos::apply(&mut wire, w) {
@@ -115,9 +122,14 @@ proptest! {
                             let _ = rx.handle_datagram(now, &bytes);
                         } else if let Some(s) = tx.as_mut() {
                             let _ = s.handle_datagram(now, &bytes);
-                        } else if let Ok(mut s) = RcpSender::accept(&config, store.clone(), &bytes) {
+                        } else if let Ok(mut s) =
+                            RcpSender::accept(&config, store.clone(), now, &bytes)
+                        {
                             s.set_available(available);
                             tx = Some(s);
+                        } else if reset_for(now, &bytes, &mut buf).is_some() {
+                            // No connection here (it expired): the host answers with a reset.
+                            wire.push((false, buf.clone()));
                         }
                     }
                 }

@@ -6,7 +6,7 @@ mod rcp_support;
 use std::time::Duration;
 
 use rcp_support::{drop_every, object_bytes, Fate, Net};
-use roam_proto::rcp::{RcpCc, RcpConfig, RcpEvent, RxState, TxState};
+use roam_proto::rcp::{reset_for, RcpCc, RcpConfig, RcpEvent, RxState, TxState};
 use roam_proto::Time;
 use roam_wire::{Data, Flags, Request, RequestMode};
 
@@ -311,7 +311,7 @@ mod hostile_input {
                 Arc::new(config.clone()), RcpCc::default(), ConnId(5), b"o", (0, UNKNOWN_LENGTH), Time::ZERO,
             ).unwrap();
             rx.poll_transmit(Time::ZERO, &mut syn).unwrap();
-            let mut tx = RcpSender::accept(&config, Arc::new(store), &syn).unwrap();
+            let mut tx = RcpSender::accept(&config, Arc::new(store), Time::ZERO, &syn).unwrap();
             let mut now = Time::ZERO;
             let mut buf = Vec::new();
             for (flags, mode, req, deq, blocks) in reqs {
@@ -380,4 +380,122 @@ fn a_receiver_whose_sender_vanishes_gives_up_at_its_retry_limit() {
         "still requesting at {last:?}"
     );
     assert_eq!(net.rx.state(), RxState::Closed);
+}
+
+/// Sender expiry (our addition, docs/RCP.md): a sender that hears nothing for the idle timeout
+/// expires; the host answers the receiver's next request with a reset, which ends it at once
+/// instead of after its retry limit.
+#[test]
+fn a_silent_receiver_lets_the_sender_expire_and_a_later_request_is_reset() {
+    let config = RcpConfig {
+        idle_timeout_ms: 5_000,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::default(), 1_000_000, DELAY);
+    net.run_until(Time::from_millis(300));
+    let (heard, request) = net.sent_requests.last().cloned().expect("requests");
+    let tx = net.tx.as_mut().expect("sender");
+    assert_eq!(tx.state(), TxState::Established);
+    // The deadline follows the last arrival (sent at `heard`, one delay before it arrived).
+    let deadline = tx.poll_timeout().expect("idle timer");
+    assert_eq!(deadline, heard + DELAY + Duration::from_secs(5));
+    tx.handle_timeout(Time::from_nanos(deadline.as_nanos() - 1));
+    assert_eq!(
+        tx.state(),
+        TxState::Established,
+        "early call changes nothing"
+    );
+    tx.handle_timeout(deadline);
+    assert!(tx.is_expired());
+    assert_eq!(tx.poll_timeout(), None);
+    let mut buf = Vec::new();
+    assert!(tx.poll_transmit(deadline, &mut buf).is_none());
+    assert!(tx.handle_datagram(deadline, &request).is_err());
+
+    let mut rst = Vec::new();
+    reset_for(deadline, &request, &mut rst).expect("a request gets a reset");
+    net.rx
+        .handle_datagram(deadline, &rst)
+        .expect("the receiver's connection");
+    assert_eq!(net.rx.state(), RxState::Closed);
+    let events: Vec<_> = std::iter::from_fn(|| net.rx.poll_event()).collect();
+    assert!(events.contains(&RcpEvent::Reset), "{events:?}");
+}
+
+/// After answering a FIN the sender lingers for two maximum RTOs, answering a repeated FIN
+/// (its FIN+ACK may have been lost), then expires.
+#[test]
+fn a_closed_sender_answers_repeated_fins_for_two_max_rtos_then_expires() {
+    let config = RcpConfig {
+        max_rto_ms: 10_000,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::default(), 50_000, DELAY);
+    net.run_until(secs(30));
+    assert!(net.done());
+    let (_, fin) = net.sent_requests.last().cloned().expect("requests");
+    assert!(Request::decode(&fin).is_ok_and(|r| r.flags.contains(Flags::FIN)));
+    let tx = net.tx.as_mut().expect("sender");
+    assert_eq!(tx.state(), TxState::Closed);
+    let first = tx.poll_timeout().expect("linger");
+    let late = Time::from_nanos(first.as_nanos() - 1_000_000_000);
+    tx.handle_datagram(late, &fin).expect("still answered");
+    let mut buf = Vec::new();
+    tx.poll_transmit(late, &mut buf).expect("FIN+ACK again");
+    assert!(Data::decode(&buf).is_ok_and(|d| d.flags.contains(Flags::FIN | Flags::ACK)));
+    let second = tx.poll_timeout().expect("linger restarted");
+    assert_eq!(second, late + Duration::from_secs(20));
+    tx.handle_timeout(first);
+    assert_eq!(tx.state(), TxState::Closed);
+    tx.handle_timeout(second);
+    assert!(tx.is_expired());
+}
+
+#[test]
+fn without_an_idle_timeout_an_open_sender_has_no_timer() {
+    let config = RcpConfig {
+        idle_timeout_ms: 0,
+        ..RcpConfig::default()
+    };
+    let mut net = Net::new(config, RcpCc::default(), 1_000_000, DELAY);
+    net.run_until(Time::from_millis(300));
+    let tx = net.tx.as_mut().expect("sender");
+    assert_eq!(tx.poll_timeout(), None);
+    tx.handle_timeout(Time::from_secs_f64(1e6));
+    assert_eq!(tx.state(), TxState::Established);
+}
+
+#[test]
+fn only_requests_are_answered_with_a_reset() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 1_000, DELAY);
+    net.flush();
+    let (_, syn) = net.sent_requests[0].clone();
+    let mut buf = Vec::new();
+    assert!(
+        reset_for(Time::ZERO, &syn, &mut buf).is_none(),
+        "a SYN is accepted, not reset"
+    );
+    assert!(reset_for(Time::ZERO, b"", &mut buf).is_none());
+    assert!(reset_for(Time::ZERO, &[0xff; 40], &mut buf).is_none());
+    // A plain request: the reset names its connection and echoes its timestamp.
+    let req = Request::decode(&syn).expect("request");
+    let mut plain = Vec::new();
+    Request {
+        flags: Flags::ACK,
+        ..req
+    }
+    .encode(&mut plain);
+    let n = reset_for(Time::from_millis(9), &plain, &mut buf).expect("reset");
+    let d = Data::decode(&buf[..n]).expect("a DATA datagram");
+    assert_eq!(d.conn_id, req.conn_id);
+    assert_eq!(d.flags, Flags::RST);
+    assert_eq!(d.ts_ecr, req.ts_val);
+    // A reset is never answered (two hosts cannot trade resets).
+    let mut rst_req = Vec::new();
+    Request {
+        flags: Flags::RST,
+        ..req
+    }
+    .encode(&mut rst_req);
+    assert!(reset_for(Time::ZERO, &rst_req, &mut buf).is_none());
 }

@@ -169,3 +169,31 @@ fn an_rcp_receiver_whose_sender_never_answers_reports_a_timed_out_handshake() {
     assert_eq!(f.failure, Some(FlowFailure::HandshakeTimedOut));
     assert!(f.failed_s.is_some_and(|t| t > 60.0), "{f:?}");
 }
+
+/// Sender expiry (docs/RCP.md): across a 20 s outage a sender with a 5 s idle timeout expires,
+/// and the receiver's first request after the outage is answered with a reset; without the
+/// timeout the same transfer resumes and completes.
+#[test]
+fn a_sender_that_expires_during_an_outage_resets_the_returning_receiver() {
+    let outage = "blackouts = [{ at = \"1s\", duration = \"20s\" }]";
+    let text = |rcp: &str| {
+        two_hosts(
+            "120s",
+            "rate = \"2Mbps\"\ndelay = \"15ms\"",
+            &format!("[link.forward]\n{outage}\n[link.reverse]\n{outage}"),
+            &rcp_flow("1MB", rcp),
+        )
+    };
+    let expiring = run(&text("idle_timeout_ms = 5000")).flows.remove(0);
+    assert_eq!(expiring.failure, Some(FlowFailure::Reset), "{expiring:?}");
+    assert!(
+        expiring.failed_s.is_some_and(|t| t > 20.9),
+        "reset only once the outage is over: {expiring:?}"
+    );
+    assert!(expiring.bytes_delivered < 1_000_000);
+    assert_eq!(expiring.integrity_errors, 0);
+
+    let patient = run(&text("idle_timeout_ms = 0")).flows.remove(0);
+    assert_eq!(patient.failure, None, "{patient:?}");
+    assert_eq!(patient.bytes_delivered, 1_000_000);
+}

@@ -38,6 +38,10 @@ pub struct RcpConfig {
     /// Send requests only every this many milliseconds ("status requests", the STP-style
     /// reporting of `docs/RCP.md`) instead of on every arrival; 0 = on every arrival.
     pub status_interval_ms: u64,
+    /// Sender: expire the connection when nothing has arrived from the receiver for this
+    /// many milliseconds (0 = never). The sender never retransmits on its own, so without it a
+    /// vanished receiver would hold the sender's state for good. See [`super::RcpSender`].
+    pub idle_timeout_ms: u64,
 }
 
 impl Default for RcpConfig {
@@ -56,6 +60,9 @@ impl Default for RcpConfig {
             sender_window: 0,
             max_window_segments: 0,
             status_interval_ms: 0,
+            // 15 min: about when Linux TCP gives up on a silent peer (tcp_retries2 = 15,
+            // 924.6 s; RFC 1122 §4.2.3.5 asks for at least 100 s).
+            idle_timeout_ms: 900_000,
         }
     }
 }

@@ -27,7 +27,7 @@ pub use config::RcpConfig;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::RecvBuffer;
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
-pub use sender::{AcceptError, ObjectStore, RcpSender, SenderStats, TxState, UNBOUNDED};
+pub use sender::{reset_for, AcceptError, ObjectStore, RcpSender, SenderStats, TxState, UNBOUNDED};
 
 use crate::cc::{CcKind, CongestionController};
 

@@ -13,9 +13,18 @@
 //!
 //! Any sender holding the object can serve any range: nothing here depends on what an
 //! earlier sender did (server migration and mirrors, §2.2.2).
+//!
+//! **Expiry** (our addition; the paper is silent). A sender never retransmits, so it cannot
+//! notice a receiver that has vanished. It therefore expires ([`TxState::Expired`]) when nothing
+//! has arrived from the receiver for [`RcpConfig::idle_timeout_ms`], and, after answering a
+//! FIN, once no repeated FIN has arrived for two maximum RTOs (so that a lost FIN+ACK can still
+//! be answered, as TCP's TIME-WAIT does). The host then drops the connection and answers any
+//! later request for it with a reset ([`reset_for`]). A receiver that slept for longer than the
+//! idle timeout reopens with a new SYN for the range from its in-order point.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 
 use roam_wire::{ConnId, Data, Flags, PullBlock, Request, RequestMode, UNKNOWN_LENGTH};
 
@@ -39,8 +48,11 @@ pub enum TxState {
     SynReceived,
     /// Serving requests.
     Established,
-    /// FIN answered.
+    /// FIN answered (or reset by the receiver).
     Closed,
+    /// Nothing heard for the idle timeout, or the linger after closing ended: the host may
+    /// drop this connection (see the module docs).
+    Expired,
 }
 
 /// Counters of a sender.
@@ -93,6 +105,11 @@ pub struct RcpSender {
     available: Option<u64>,
     last_window_sent: u64,
     ts_recent: u32,
+    /// When the last datagram of this connection arrived (the idle timer's base).
+    last_heard: Time,
+    idle_timeout: Option<Duration>,
+    /// How long a closed sender keeps answering repeated FINs.
+    close_linger: Duration,
     stats: SenderStats,
     scratch: Vec<u8>,
 }
@@ -125,11 +142,12 @@ fn micros(now: Time) -> u32 {
 }
 
 impl RcpSender {
-    /// Accepts a SYN request for an object in `store` (passive open). The SYN+ACK is sent on
-    /// the next [`RcpSender::poll_transmit`].
+    /// Accepts a SYN request for an object in `store` (passive open) arriving at `now`. The
+    /// SYN+ACK is sent on the next [`RcpSender::poll_transmit`].
     pub fn accept(
         config: &RcpConfig,
         store: Arc<dyn ObjectStore>,
+        now: Time,
         bytes: &[u8],
     ) -> Result<RcpSender, AcceptError> {
         let r = Request::decode(bytes).map_err(|e| AcceptError::NotSyn(e.to_string()))?;
@@ -142,6 +160,9 @@ impl RcpSender {
         let start = r.req.min(object_len);
         // The SYN's `deq` carries the receiver's segment size.
         let mss = u64::from(r.deq).clamp(64, 65_000);
+        let idle_timeout =
+            (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
+        let two_max_rto = Duration::from_millis(config.max_rto_ms.saturating_mul(2));
         Ok(RcpSender {
             conn_id: r.conn_id,
             name: r.object.to_vec(),
@@ -163,6 +184,9 @@ impl RcpSender {
             available: None,
             last_window_sent: 0,
             ts_recent: r.ts_val,
+            last_heard: now,
+            idle_timeout,
+            close_linger: idle_timeout.map_or(two_max_rto, |t| t.min(two_max_rto)),
             stats: SenderStats::default(),
             scratch: Vec::new(),
         })
@@ -229,11 +253,15 @@ impl RcpSender {
     }
 
     /// Handles one REQ. Malformed or foreign datagrams are ignored (returned as an error).
-    pub fn handle_datagram(&mut self, _now: Time, bytes: &[u8]) -> Result<(), String> {
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
         let r = Request::decode(bytes).map_err(|e| e.to_string())?;
         if r.conn_id != self.conn_id {
             return Err("foreign connection id".into());
         }
+        if self.state == TxState::Expired {
+            return Err("connection expired".into());
+        }
+        self.last_heard = self.last_heard.max(now);
         if r.flags.contains(Flags::RST) {
             self.state = TxState::Closed;
             return Ok(());
@@ -332,9 +360,31 @@ impl RcpSender {
         }
     }
 
-    /// Senders have no timers.
+    /// When [`RcpSender::handle_timeout`] should next be called: the end of the idle timeout
+    /// or of the linger after closing (`None` once expired, or with no idle timeout while
+    /// open).
     pub fn poll_timeout(&self) -> Option<Time> {
-        None
+        match self.state {
+            TxState::Expired => None,
+            TxState::Closed => Some(self.last_heard + self.close_linger),
+            TxState::SynReceived | TxState::Established => {
+                self.idle_timeout.map(|t| self.last_heard + t)
+            }
+        }
+    }
+
+    /// Expires the connection if its deadline has passed (early or repeated calls do nothing).
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.state = TxState::Expired;
+            self.pulls.clear();
+            self.control.clear();
+        }
+    }
+
+    /// Whether the host may drop this connection (it has expired).
+    pub fn is_expired(&self) -> bool {
+        self.state == TxState::Expired
     }
 
     /// Writes the next DATA into `buf` (cleared first); returns its length, or `None`.
@@ -405,6 +455,31 @@ impl RcpSender {
         *buf = out;
         Some(buf.len())
     }
+}
+
+/// The reset a host sends for a request that belongs to no connection it holds (one that
+/// expired, or that it never had), written into `buf`; `None` (nothing to send) for a
+/// datagram that is not a decodable request, for a SYN (the host accepts it instead) and for a
+/// reset (never answered, so two hosts cannot trade resets).
+pub fn reset_for(now: Time, request: &[u8], buf: &mut Vec<u8>) -> Option<usize> {
+    let r = Request::decode(request).ok()?;
+    if r.flags.contains(Flags::RST) || r.flags.contains(Flags::SYN) {
+        return None;
+    }
+    let d = Data {
+        conn_id: r.conn_id,
+        flags: Flags::RST,
+        seq: 0,
+        window: 0,
+        object_len: None,
+        ts_val: micros(now),
+        ts_ecr: r.ts_val,
+        pull_id: 0,
+        payload: &[],
+    };
+    buf.clear();
+    d.encode(buf);
+    Some(buf.len())
 }
 
 /// The object length a store reports for an unbounded source.

@@ -240,7 +240,7 @@ impl Net {
                     }
                     None => {
                         if let Ok(mut tx) =
-                            RcpSender::accept(&self.config, self.store.clone(), &bytes)
+                            RcpSender::accept(&self.config, self.store.clone(), self.now, &bytes)
                         {
                             tx.set_available(self.sender_available);
                             self.tx = Some(tx);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::linkinfo::ChannelState;
-use roam_proto::rcp::{ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender};
+use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender};
 use roam_proto::Time;
 use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 
@@ -120,6 +120,7 @@ pub fn rcp_sender(
         }),
         conn: None,
         peer: None,
+        dequeued: None,
     })
 }
 
@@ -371,6 +372,43 @@ struct RcpSenderAgent {
     store: Arc<PatternStore>,
     conn: Option<RcpSender>,
     peer: Option<SockAddr>,
+    /// The receiver's in-order point last reported (kept when the connection expires).
+    dequeued: Option<u64>,
+}
+
+impl RcpSenderAgent {
+    /// Drops an expired connection (later requests for it are answered with a reset).
+    fn drop_expired(&mut self) {
+        if self.conn.as_ref().is_some_and(RcpSender::is_expired) {
+            self.conn = None;
+        }
+    }
+
+    /// Answers a request that belongs to no connection held here with a reset.
+    fn reset(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
+        let Some(src) = ctx.local_addr(self.iface) else {
+            return;
+        };
+        let mut buf = ctx.buffer();
+        if reset_for(ctx.now(), &packet.payload, &mut buf).is_none() {
+            ctx.give_back(buf);
+            return;
+        }
+        ctx.counters(self.flow).datagrams_sent += 1;
+        ctx.counters(self.flow).transport_bytes_sent += buf.len() as u64;
+        ctx.send(
+            self.iface,
+            Packet {
+                src: SockAddr {
+                    addr: src,
+                    port: self.local_port,
+                },
+                dst: packet.src,
+                payload: buf,
+                flow: Some(self.flow),
+            },
+        );
+    }
 }
 
 impl Agent for RcpSenderAgent {
@@ -381,12 +419,17 @@ impl Agent for RcpSenderAgent {
         match self.conn.as_mut() {
             Some(c) => {
                 let _ = c.handle_datagram(now, &packet.payload);
+                self.dequeued = Some(c.dequeued());
             }
             None => {
                 let store: Arc<dyn ObjectStore> = self.store.clone();
-                if let Ok(c) = RcpSender::accept(&self.config, store, &packet.payload) {
-                    self.conn = Some(c);
-                    self.peer = Some(packet.src);
+                match RcpSender::accept(&self.config, store, now, &packet.payload) {
+                    Ok(c) => {
+                        self.dequeued = Some(c.dequeued());
+                        self.conn = Some(c);
+                        self.peer = Some(packet.src);
+                    }
+                    Err(_) => return self.reset(packet, ctx),
                 }
             }
         }
@@ -419,10 +462,15 @@ impl Agent for RcpSenderAgent {
         }
     }
 
-    fn on_timer(&mut self, _ctx: &mut dyn NetCtx) {}
+    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
+        if let Some(c) = self.conn.as_mut() {
+            c.handle_timeout(ctx.now());
+        }
+        self.drop_expired();
+    }
 
     fn next_timer(&self) -> Option<Time> {
-        None
+        self.conn.as_ref().and_then(RcpSender::poll_timeout)
     }
 
     fn sample(&self) -> AgentSample {
@@ -430,7 +478,7 @@ impl Agent for RcpSenderAgent {
         // point as reported by SEG.DEQ.
         AgentSample {
             cwnd_bytes: None,
-            seq: self.conn.as_ref().map(|c| c.dequeued()),
+            seq: self.dequeued,
         }
     }
 }
