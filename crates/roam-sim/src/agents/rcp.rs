@@ -386,25 +386,32 @@ impl RcpSenderAgent {
 
     /// Answers a request that belongs to no connection held here with a reset.
     fn reset(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let Some(src) = ctx.local_addr(self.iface) else {
+        let mut buf = ctx.buffer();
+        if reset_for(ctx.now(), &packet.payload, &mut buf).is_some() {
+            self.emit(packet.src, buf, ctx);
+        } else {
+            ctx.give_back(buf);
+        }
+    }
+
+    /// Sends one datagram from this agent's interface and port to `dst`, counting it.
+    fn emit(&self, dst: SockAddr, payload: Vec<u8>, ctx: &mut dyn NetCtx) {
+        let Some(addr) = ctx.local_addr(self.iface) else {
+            ctx.give_back(payload);
             return;
         };
-        let mut buf = ctx.buffer();
-        if reset_for(ctx.now(), &packet.payload, &mut buf).is_none() {
-            ctx.give_back(buf);
-            return;
-        }
-        ctx.counters(self.flow).datagrams_sent += 1;
-        ctx.counters(self.flow).transport_bytes_sent += buf.len() as u64;
+        let c = ctx.counters(self.flow);
+        c.datagrams_sent += 1;
+        c.transport_bytes_sent += payload.len() as u64;
         ctx.send(
             self.iface,
             Packet {
                 src: SockAddr {
-                    addr: src,
+                    addr,
                     port: self.local_port,
                 },
-                dst: packet.src,
-                payload: buf,
+                dst,
+                payload,
                 flow: Some(self.flow),
             },
         );
@@ -433,32 +440,21 @@ impl Agent for RcpSenderAgent {
                 }
             }
         }
-        let (Some(conn), Some(peer), Some(src)) =
-            (self.conn.as_mut(), self.peer, ctx.local_addr(self.iface))
-        else {
+        // Without an address (interface down) the engine keeps what it would send.
+        let (Some(peer), Some(_)) = (self.peer, ctx.local_addr(self.iface)) else {
             return;
         };
         loop {
             let mut buf = ctx.buffer();
-            let Some(len) = conn.poll_transmit(now, &mut buf) else {
+            let sent = self
+                .conn
+                .as_mut()
+                .and_then(|conn| conn.poll_transmit(now, &mut buf));
+            if sent.is_none() {
                 ctx.give_back(buf);
                 break;
-            };
-            let c = ctx.counters(self.flow);
-            c.datagrams_sent += 1;
-            c.transport_bytes_sent += len as u64;
-            ctx.send(
-                self.iface,
-                Packet {
-                    src: SockAddr {
-                        addr: src,
-                        port: self.local_port,
-                    },
-                    dst: peer,
-                    payload: buf,
-                    flow: Some(self.flow),
-                },
-            );
+            }
+            self.emit(peer, buf, ctx);
         }
     }
 
