@@ -341,6 +341,38 @@ fn png_copies_of_the_plots_on_request() {
 }
 
 #[test]
+fn reproduce_writes_report_claims_and_png_copies_of_its_plots() {
+    let fx = Fixture::new();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = repo.to_str().expect("utf-8 path");
+    let o = fx.roam(&[
+        "reproduce",
+        "probing",
+        "--quick",
+        "--png",
+        "--root",
+        root,
+        "--out",
+        "p",
+        "-q",
+    ]);
+    let report = std::fs::read_to_string(fx.path("p/report.md")).unwrap_or_default();
+    let svgs: Vec<&str> = report
+        .lines()
+        .filter_map(|l| l.strip_prefix("![")?.split_once("](")?.1.strip_suffix(')'))
+        .collect();
+    if pngs_beside(&o, &fx.path("p"), &svgs) {
+        assert!(
+            svgs.len() >= 5,
+            "one completion-time plot per table: {svgs:?}"
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("claims hold"), "{out}");
+        assert!(fx.path("p/claims.json").exists());
+    }
+}
+
+#[test]
 fn bad_arguments_fail_with_helpful_messages() {
     let fx = Fixture::new();
     assert_fails_with(&fx.roam(&["sim", "missing.toml"]), &["missing.toml"]);
