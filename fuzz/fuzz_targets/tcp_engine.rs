@@ -53,9 +53,12 @@ fuzz_target!(|data: &[u8]| {
         mss: 100 + u16::from(s.byte()) * 5,
         ..TcpConfig::default()
     };
+    let buffer_byte = s.byte();
     let cfg = Arc::new(TcpConfig {
-        recv_buffer: u64::from(cfg.mss) * (1 + u64::from(s.byte() % 40)),
+        recv_buffer: u64::from(cfg.mss) * (1 + u64::from(buffer_byte % 40)),
         send_buffer: u64::from(cfg.mss) * (1 + u64::from(s.byte() % 40)),
+        // The same byte's high bit turns on RFC 3042 Limited Transmit.
+        limited_transmit: buffer_byte >= 128,
         ..cfg
     });
     let mut now = Time::from_millis(1);

@@ -175,7 +175,7 @@ proptest! {
 
     /// The engine's numeric knobs at the edges of their ranges (tiny and large initial and
     /// maximum windows, a duplicate-ACK threshold of one, short and long timers) with every
-    /// congestion controller and both recoveries, under the same impairments.
+    /// congestion controller, both recoveries and Limited Transmit, under the same impairments.
     #[test]
     fn stream_arrives_intact_with_any_window_and_timer_settings(
         seed in any::<u64>(),
@@ -185,6 +185,7 @@ proptest! {
         sack in any::<bool>(),
         delayed_ack in any::<bool>(),
         probing in any::<bool>(),
+        limited_transmit in any::<bool>(),
         initial_window in 1u32..64,
         max_window_segments in prop_oneof![Just(0u32), 1u32..64],
         dup_thresh in 1u32..8,
@@ -204,6 +205,7 @@ proptest! {
             max_rto_ms,
             initial_rto_ms,
             recovery: if probing { RecoveryMode::Probing } else { RecoveryMode::Standard },
+            limited_transmit,
             ..TcpConfig::default()
         };
         prop_assume!(cfg.validate().is_ok());

@@ -163,6 +163,64 @@ fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
     }
 }
 
+/// RFC 3042: with a window of three segments a loss yields only two duplicate ACKs, so
+/// NewReno without SACK waits for its retransmission timer; Limited Transmit sends a new
+/// segment on each of them, the third duplicate ACK arrives, and fast retransmit repairs it.
+#[test]
+fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
+    let run = |limited_transmit: bool| {
+        let cfg = TcpConfig {
+            sack: false,
+            max_window_segments: 3,
+            limited_transmit,
+            ..TcpConfig::default()
+        };
+        let mut p = Pair::new(cfg, 3);
+        let mut n = 0;
+        p.drop_filter = Some(Box::new(move |to_server, bytes| {
+            if to_server && bytes.len() > 500 {
+                n += 1;
+                return n != 30;
+            }
+            true
+        }));
+        let d = data(100_000, 3);
+        p.transfer(&d, 60.0);
+        assert!(p.received == d, "limited_transmit={limited_transmit}");
+        (p.client.stats().sender, p.now)
+    };
+    let (without, slow) = run(false);
+    assert_eq!(
+        (without.timeouts, without.recoveries),
+        (1, 0),
+        "{without:?}"
+    );
+    let (with, fast) = run(true);
+    assert_eq!((with.timeouts, with.recoveries), (0, 1), "{with:?}");
+    assert_eq!(with.retransmitted_segments, 1);
+    assert!(fast < slow, "{fast:?} vs {slow:?}");
+}
+
+/// With SACK the option changes nothing: the pipe already discounts SACKed segments.
+#[test]
+fn limited_transmit_leaves_a_sack_connection_unchanged() {
+    let run = |limited_transmit: bool| {
+        let cfg = TcpConfig {
+            sack: true,
+            max_window_segments: 3,
+            limited_transmit,
+            ..TcpConfig::default()
+        };
+        let mut p = Pair::new(cfg, 5);
+        p.fwd.loss = 0.03;
+        let d = data(100_000, 5);
+        p.transfer(&d, 300.0);
+        assert!(p.received == d);
+        (p.client.stats().sender, p.now)
+    };
+    assert_eq!(run(false), run(true));
+}
+
 /// A transfer of 50 000 bytes into an 8 000-byte receive buffer whose reader does not read,
 /// run until `until` seconds: returns the pair, the data and how much of it was written.
 fn stalled_reader(seed: u64, until: f64) -> (Pair, Vec<u8>, usize) {

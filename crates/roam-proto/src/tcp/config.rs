@@ -57,6 +57,13 @@ pub struct TcpConfig {
     /// Last-link heuristics (last-link-heuristics.txt §3), applied by the sender to the
     /// receiver's reports (the receiver needs `report_link_info`).
     pub last_link: LastLinkConfig,
+    /// RFC 3042 Limited Transmit for connections without SACK: each duplicate ACK before the
+    /// fast-retransmit threshold lets one new segment leave (FlightSize ≤ cwnd + 2·SMSS at the
+    /// usual threshold of three), the window unchanged, so that a small window still collects
+    /// enough duplicate ACKs to repair a loss without a timeout. With SACK the RFC 6675 pipe
+    /// already does this (SACKed segments leave the pipe, §5 step 2). Off by default: the
+    /// papers' ns-2 and x-kernel TCPs had none.
+    pub limited_transmit: bool,
 }
 
 /// Which loss-recovery mechanism the sender uses.
@@ -92,6 +99,7 @@ impl Default for TcpConfig {
             recovery: RecoveryMode::Standard,
             probing: ProbingConfig::default(),
             eln: false,
+            limited_transmit: false,
             last_link: LastLinkConfig::default(),
         }
     }

@@ -127,6 +127,8 @@ pub struct Sender {
     last_link: LastLinkTuning,
     /// Pacing of the window Initial Cwnd tuning installed, while it lasts.
     initial_pacing: Option<InitialPacing>,
+    /// RFC 3042 Limited Transmit asked for (it applies only without SACK).
+    limited_transmit: bool,
 }
 
 /// What an incoming acknowledgement did.
@@ -180,6 +182,7 @@ impl Sender {
             eln: cfg.eln,
             last_link: LastLinkTuning::new(cfg.last_link),
             initial_pacing: None,
+            limited_transmit: cfg.limited_transmit,
         }
     }
 
@@ -416,10 +419,23 @@ impl Sender {
         out
     }
 
-    /// The usable window: congestion window (capped) plus NewReno inflation.
+    /// The usable window: congestion window (capped) plus NewReno inflation, or plus the
+    /// Limited Transmit allowance before recovery.
     fn window(&self) -> u64 {
-        let infl = self.recovery.map_or(0, |r| r.inflation);
-        self.cc.window().min(self.max_window).saturating_add(infl)
+        let extra = match self.recovery {
+            Some(r) => r.inflation,
+            None => self.limited_transmit_allowance(),
+        };
+        self.cc.window().min(self.max_window).saturating_add(extra)
+    }
+
+    /// RFC 3042 §2: one segment beyond cwnd per duplicate ACK below the threshold (without
+    /// SACK only: with it, the pipe already discounts what the duplicate ACKs SACKed).
+    fn limited_transmit_allowance(&self) -> u64 {
+        if !self.limited_transmit || self.sack {
+            return 0;
+        }
+        u64::from(self.dupacks.min(self.dup_thresh.saturating_sub(1))) * self.mss
     }
 
     /// Chooses the next segment to send, if the windows allow one, and records it as sent.
