@@ -220,6 +220,39 @@ fn legend_entries(series: &[Series]) -> Vec<LegendEntry<'_>> {
 
 /// Draws `series` into an SVG file at `path`.
 pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabError> {
+    draw_lines(path, axes, series, None)
+}
+
+/// Draws `series` against named categories: a point at x = k belongs to `categories[k]`, and
+/// the x axis shows the names (the axis is linear whatever `axes.log_x` says).
+pub fn categories(
+    path: &Path,
+    axes: &Axes<'_>,
+    categories: &[String],
+    series: &[Series],
+) -> Result<(), LabError> {
+    let axes = Axes {
+        log_x: false,
+        ..axes.clone()
+    };
+    draw_lines(path, &axes, series, Some(categories))
+}
+
+/// The name of category `v` when `v` is (within rounding) the index of one, else nothing.
+fn category_label(categories: &[String], v: f64) -> String {
+    let k = v.round();
+    if !v.is_finite() || (v - k).abs() > 1e-6 || k < 0.0 {
+        return String::new();
+    }
+    categories.get(k as usize).cloned().unwrap_or_default()
+}
+
+fn draw_lines(
+    path: &Path,
+    axes: &Axes<'_>,
+    series: &[Series],
+    categories: Option<&[String]>,
+) -> Result<(), LabError> {
     let err = |e: &dyn std::fmt::Display| LabError::Plot {
         path: path.to_owned(),
         message: e.to_string(),
@@ -252,7 +285,9 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
     } else {
         spans().map(|s| s.0).fold(f64::INFINITY, f64::min)
     };
-    let (xmin, xmax) = if xmin.is_finite() && xmax > xmin {
+    let (xmin, xmax) = if let Some(c) = categories {
+        (-0.5, c.len().max(1) as f64 - 0.5)
+    } else if xmin.is_finite() && xmax > xmin {
         (xmin, xmax)
     } else {
         (if axes.log_x { 1e-6 } else { 0.0 }, 1.0)
@@ -277,6 +312,10 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
         .x_label_area_size(44)
         .y_label_area_size(64);
     let fmt = |v: &f64| tick_label(*v);
+    let x_fmt = |v: &f64| match categories {
+        Some(c) => category_label(c, *v),
+        None => tick_label(*v),
+    };
     let markers = series.iter().all(|s| s.points.len() <= MAX_MARKED_POINTS);
     macro_rules! draw {
         ($chart:expr) => {{
@@ -285,7 +324,7 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
                 .configure_mesh()
                 .x_desc(axes.x)
                 .y_desc(axes.y)
-                .x_label_formatter(&fmt)
+                .x_label_formatter(&x_fmt)
                 .y_label_formatter(&fmt)
                 .label_style(("sans-serif", 12))
                 .axis_desc_style(("sans-serif", 14))
@@ -352,6 +391,16 @@ fn half_width(s: &Series, k: usize) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn category_ticks_are_named_only_at_whole_positions() {
+        let c = ["standard".to_owned(), "probing".to_owned()];
+        assert_eq!(category_label(&c, 0.0), "standard");
+        assert_eq!(category_label(&c, 1.000_000_000_1), "probing");
+        for off in [0.5, -1.0, 2.0, -0.5, f64::NAN] {
+            assert_eq!(category_label(&c, off), "", "{off}");
+        }
+    }
 
     #[test]
     fn tick_labels_are_short_numbers() {

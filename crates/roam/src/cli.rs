@@ -60,7 +60,8 @@ flow's goodput, completion time (of the flows that completed) and overhead; tota
 leave cross traffic out.\n\n\
 Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
 (default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
-numbers (one line per combination of the other parameters, 95 % CI bars): goodput.svg, and \
+numbers, else against the first --param's values by name (one line per combination of the \
+other parameters, 95 % CI bars): goodput.svg, and \
 completion.svg when flows complete (--png adds PNG copies).\n\n\
 Examples:\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \

@@ -399,9 +399,6 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     output::write_pngs(png.as_ref(), &plots)?;
 
     print(&terminal_table(&args.params, &points, &summaries))?;
-    if plots.is_empty() && !args.params.is_empty() {
-        note("no plots: no --param has numeric values (in one unit) to put on an x axis");
-    }
     note(&format!(
         "{} runs ({} grid points × {} seeds) on {threads} threads in {:.2} s; files in {}",
         runs.len(),

@@ -1,6 +1,7 @@
-//! Plots of a sweep: a metric against the first `--param` whose values are numbers, one line
-//! per combination of the other parameters' values, each point the mean over seeds with its
-//! 95 % confidence bar.
+//! Plots of a sweep: a metric against the first `--param` whose values are numbers (or, when
+//! none is, against the first `--param`'s values as named categories), one line per combination
+//! of the other parameters' values, each point the mean over seeds with its 95 % confidence
+//! bar.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,19 @@ pub struct XAxis {
     pub label: String,
     /// Logarithmic: all values positive and spanning at least two decades.
     pub log: bool,
+    /// The values as named categories, in `--param` order (points at x = 0, 1, …), when they
+    /// are not numbers in one unit.
+    pub categories: Option<Vec<String>>,
+}
+
+impl XAxis {
+    /// Where a value of the parameter sits on this axis.
+    fn position(&self, value: &str) -> Option<f64> {
+        match &self.categories {
+            Some(c) => c.iter().position(|v| v == value).map(|k| k as f64),
+            None => numeric_value(value).map(|(v, _)| v),
+        }
+    }
 }
 
 /// Reads a parameter value as a number and its unit: `"10ms"` → `(10, "ms")`, `"0.01"` →
@@ -36,8 +50,20 @@ pub fn numeric_value(s: &str) -> Option<(f64, &str)> {
         })
 }
 
-/// The first parameter whose values are all numbers in one unit, if any.
+/// The first parameter whose values are all numbers in one unit; failing that, the first
+/// parameter, its values as categories; `None` without parameters.
 pub fn x_axis(params: &[Param]) -> Option<XAxis> {
+    numeric_x_axis(params).or_else(|| {
+        params.first().map(|p| XAxis {
+            index: 0,
+            label: p.key.clone(),
+            log: false,
+            categories: Some(p.values.clone()),
+        })
+    })
+}
+
+fn numeric_x_axis(params: &[Param]) -> Option<XAxis> {
     params.iter().enumerate().find_map(|(index, p)| {
         let parsed: Vec<(f64, &str)> = p
             .values
@@ -61,6 +87,7 @@ pub fn x_axis(params: &[Param]) -> Option<XAxis> {
                 format!("{} ({unit})", p.key)
             },
             log: min > 0.0 && max / min >= 100.0,
+            categories: None,
         })
     })
 }
@@ -75,11 +102,7 @@ fn lines(
 ) -> Vec<Series> {
     let mut out: Vec<(Point, Series)> = Vec::new();
     for (point, summary) in points.iter().zip(summaries) {
-        let Some(xv) = point
-            .get(x.index)
-            .and_then(|(_, v)| numeric_value(v))
-            .map(|(v, _)| v)
-        else {
+        let Some(xv) = point.get(x.index).and_then(|(_, v)| x.position(v)) else {
             continue;
         };
         let others: Point = point
@@ -126,7 +149,7 @@ fn sort_by_x(s: &mut Series) {
 }
 
 /// Writes `goodput.svg` (total goodput) and, when some flow completed, `completion.svg` into
-/// `dir`; returns the files written (none when no parameter is numeric).
+/// `dir`; returns the files written (none without parameters).
 pub fn write(
     dir: &Path,
     title: &str,
@@ -147,7 +170,11 @@ pub fn write(
             log_x: x.log,
             y_from_zero: true,
         };
-        chart::lines(&path, &axes, &series).map_err(|e| CliError::Plot {
+        match &x.categories {
+            Some(c) => chart::categories(&path, &axes, c, &series),
+            None => chart::lines(&path, &axes, &series),
+        }
+        .map_err(|e| CliError::Plot {
             path: path.clone(),
             message: e.to_string(),
         })?;
@@ -219,7 +246,10 @@ mod tests {
         assert_eq!(x.label, "link.l.forward.loss");
         let x = x_axis(&[param("link.l.delay", &["10ms", "50ms"])]).unwrap();
         assert_eq!((x.label.as_str(), x.log), ("link.l.delay (ms)", false));
-        assert_eq!(x_axis(&[param("flow.f.cc", &["newreno"])]), None);
+        let x = x_axis(&[param("flow.f.cc", &["newreno", "stp"])]).unwrap();
+        assert_eq!(x.categories, Some(vec!["newreno".into(), "stp".into()]));
+        assert_eq!((x.position("stp"), x.position("vegas")), (Some(1.0), None));
+        assert_eq!(x_axis(&[]), None);
     }
 
     #[test]
@@ -251,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn writes_goodput_plot_only_for_a_numeric_parameter() {
+    fn writes_goodput_plot_against_numbers_or_categories() {
         let dir = tempfile::tempdir().unwrap();
         let points: Vec<Point> = vec![vec![("loss".into(), "0.01".into())]];
         let summaries = vec![summary(&[1.0, 2.0])];
@@ -266,7 +296,7 @@ mod tests {
         assert_eq!(files, vec![dir.path().join("goodput.svg")]);
         let svg = std::fs::read_to_string(&files[0]).unwrap();
         assert!(svg.contains("total goodput (Mb/s)") && svg.contains("mean over seeds"));
-        let none = write(
+        let named = write(
             dir.path(),
             "t",
             &[param("cc", &["newreno"])],
@@ -274,6 +304,11 @@ mod tests {
             &summaries,
         )
         .unwrap();
-        assert!(none.is_empty());
+        assert_eq!(named, vec![dir.path().join("goodput.svg")]);
+        let svg = std::fs::read_to_string(&named[0]).unwrap();
+        assert!(svg.contains("newreno"), "the category names the tick");
+        assert!(write(dir.path(), "t", &[], &[vec![]], &summaries)
+            .unwrap()
+            .is_empty());
     }
 }
