@@ -3,7 +3,7 @@
 mod support;
 
 use roam_proto::tcp::{Event, State, TcpConfig};
-use support::{data, Impair, Pair};
+use support::{data, DropFilter, Impair, Pair};
 
 #[test]
 fn clean_path_delivers_everything_and_closes_both_ends() {
@@ -136,6 +136,18 @@ fn retransmission_timer_backs_off_during_a_long_blackout() {
     );
 }
 
+/// Drops the `n`-th data-bearing datagram from the client, once.
+fn drop_nth_data_segment(n: u32) -> DropFilter {
+    let mut seen = 0;
+    Box::new(move |to_server, bytes| {
+        if to_server && bytes.len() > 500 {
+            seen += 1;
+            return seen != n;
+        }
+        true
+    })
+}
+
 #[test]
 fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
     for sack in [true, false] {
@@ -144,15 +156,7 @@ fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
             ..TcpConfig::default()
         };
         let mut p = Pair::new(cfg, 7);
-        let mut n = 0;
-        // Drop the 40th data-bearing datagram from the client once.
-        p.drop_filter = Some(Box::new(move |to_server, bytes| {
-            if to_server && bytes.len() > 500 {
-                n += 1;
-                return n != 40;
-            }
-            true
-        }));
+        p.drop_filter = Some(drop_nth_data_segment(40));
         let d = data(300_000, 7);
         p.transfer(&d, 60.0);
         assert!(p.received == d);
@@ -176,14 +180,7 @@ fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
             ..TcpConfig::default()
         };
         let mut p = Pair::new(cfg, 3);
-        let mut n = 0;
-        p.drop_filter = Some(Box::new(move |to_server, bytes| {
-            if to_server && bytes.len() > 500 {
-                n += 1;
-                return n != 30;
-            }
-            true
-        }));
+        p.drop_filter = Some(drop_nth_data_segment(30));
         let d = data(100_000, 3);
         p.transfer(&d, 60.0);
         assert!(p.received == d, "limited_transmit={limited_transmit}");
