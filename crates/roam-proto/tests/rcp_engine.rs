@@ -466,15 +466,19 @@ fn without_an_idle_timeout_an_open_sender_has_no_timer() {
 }
 
 #[test]
-fn only_requests_are_answered_with_a_reset() {
+fn requests_and_syns_are_answered_with_a_reset_but_resets_are_not() {
     let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 1_000, DELAY);
     net.flush();
     let (_, syn) = net.sent_requests[0].clone();
     let mut buf = Vec::new();
-    assert!(
-        reset_for(Time::ZERO, &syn, &mut buf).is_none(),
-        "a SYN is accepted, not reset"
-    );
+    // A SYN the host cannot serve (unknown object) is reset too, and the receiver learns at
+    // once.
+    let n = reset_for(Time::ZERO, &syn, &mut buf).expect("reset for a SYN");
+    assert!(Data::decode(&buf[..n]).is_ok_and(|d| d.flags == Flags::RST));
+    net.rx
+        .handle_datagram(Time::ZERO, &buf[..n])
+        .expect("its connection");
+    assert_eq!(net.rx.state(), RxState::Closed);
     assert!(reset_for(Time::ZERO, b"", &mut buf).is_none());
     assert!(reset_for(Time::ZERO, &[0xff; 40], &mut buf).is_none());
     // A plain request: the reset names its connection and echoes its timestamp.

@@ -19,8 +19,9 @@
 //! has arrived from the receiver for [`RcpConfig::idle_timeout_ms`], and, after answering a
 //! FIN, once no repeated FIN has arrived for two maximum RTOs (so that a lost FIN+ACK can still
 //! be answered, as TCP's TIME-WAIT does). The host then drops the connection and answers any
-//! later request for it with a reset ([`reset_for`]). A receiver that slept for longer than the
-//! idle timeout reopens with a new SYN for the range from its in-order point.
+//! later request for it with a reset ([`reset_for`]), as it answers a SYN for an object it
+//! does not hold. A receiver that slept for longer than the idle timeout reopens with a new SYN
+//! for the range from its in-order point.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -457,13 +458,14 @@ impl RcpSender {
     }
 }
 
-/// The reset a host sends for a request that belongs to no connection it holds (one that
-/// expired, or that it never had), written into `buf`; `None` (nothing to send) for a
-/// datagram that is not a decodable request, for a SYN (the host accepts it instead) and for a
-/// reset (never answered, so two hosts cannot trade resets).
+/// The reset a host sends for a request it cannot serve — one for a connection it does not
+/// hold (expired, or never had), or a SYN for an object its store does not hold (so that the
+/// receiver can turn to another mirror at once) — written into `buf`. `None` (nothing to send)
+/// for a datagram that is not a decodable request, and for a reset (never answered, so two
+/// hosts cannot trade resets).
 pub fn reset_for(now: Time, request: &[u8], buf: &mut Vec<u8>) -> Option<usize> {
     let r = Request::decode(request).ok()?;
-    if r.flags.contains(Flags::RST) || r.flags.contains(Flags::SYN) {
+    if r.flags.contains(Flags::RST) {
         return None;
     }
     let d = Data {
