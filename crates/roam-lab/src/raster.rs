@@ -134,11 +134,6 @@ impl PngWriter {
         Ok(png_path)
     }
 
-    /// [`PngWriter::write_beside`] for each file, in order; stops at the first error.
-    pub fn write_all_beside(&self, svg_paths: &[PathBuf]) -> Result<Vec<PathBuf>, RasterError> {
-        svg_paths.iter().map(|p| self.write_beside(p)).collect()
-    }
-
     fn render_named(&self, svg: &[u8], path: &Path) -> Result<Vec<u8>, RasterError> {
         let tree = Tree::from_data(svg, &self.options).map_err(|e| RasterError::Svg {
             path: path.to_owned(),

@@ -12,7 +12,7 @@ use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
 use crate::scenario::{EventAction, EventSpec};
-use crate::trace::{PacketFate, PendingRecord, TraceBuffer};
+use crate::trace::{PacketFate, TraceBuffer};
 use crate::world::{Routing, NO_ROUTE};
 
 /// A node's interface at run time.
@@ -130,8 +130,7 @@ impl Net {
         let queued = self
             .trace
             .as_ref()
-            .filter(|t| t.wants(&pkt))
-            .map(|_| PendingRecord::of(now, dir, PacketFate::Queued, &pkt));
+            .and_then(|t| t.record(now, dir, PacketFate::Queued, &pkt));
         let d = &mut self.dirs[dir as usize];
         let offer = d.chan.offer(now, Queued { pkt, wire });
         if let (Offer::Queued { .. }, Some(t), Some(r)) = (&offer, self.trace.as_mut(), queued) {

@@ -111,17 +111,29 @@ impl TraceBuffer {
     }
 
     /// Whether `pkt`'s records are collected.
-    pub(crate) fn wants(&self, pkt: &Packet) -> bool {
+    fn wants(&self, pkt: &Packet) -> bool {
         match pkt.flow {
             Some(f) => self.keep_flow.get(f.0).copied().unwrap_or(true),
             None => self.keep_unflowed,
         }
     }
 
+    /// The record of what happened to `pkt` at `dir` at `time`, if its flow is wanted.
+    pub(crate) fn record(
+        &self,
+        time: Time,
+        dir: u32,
+        fate: PacketFate,
+        pkt: &Packet,
+    ) -> Option<PendingRecord> {
+        self.wants(pkt)
+            .then(|| PendingRecord::of(time, dir, fate, pkt))
+    }
+
     /// Records what happened to `pkt` at `dir` at `time`, if its flow is wanted.
     pub(crate) fn note(&mut self, time: Time, dir: u32, fate: PacketFate, pkt: &Packet) {
-        if self.wants(pkt) {
-            self.records.push(PendingRecord::of(time, dir, fate, pkt));
+        if let Some(r) = self.record(time, dir, fate, pkt) {
+            self.records.push(r);
         }
     }
 }

@@ -24,12 +24,14 @@ pub fn png_writer(wanted: bool) -> Result<Option<PngWriter>> {
     })
 }
 
-/// Writes a PNG beside each SVG when there is a writer; returns how many were written.
-pub fn write_pngs(writer: Option<&PngWriter>, svgs: &[PathBuf]) -> Result<usize> {
-    match writer {
-        Some(w) => Ok(w.write_all_beside(svgs)?.len()),
-        None => Ok(0),
+/// Writes a PNG beside each SVG when there is a writer; stops at the first error.
+pub fn write_pngs(writer: Option<&PngWriter>, svgs: &[PathBuf]) -> Result<()> {
+    if let Some(w) = writer {
+        for svg in svgs {
+            w.write_beside(svg)?;
+        }
     }
+    Ok(())
 }
 
 /// Creates `dir` (and its parents) if needed.
