@@ -57,8 +57,13 @@ fuzz_target!(|data: &[u8]| {
     let cfg = Arc::new(TcpConfig {
         recv_buffer: u64::from(cfg.mss) * (1 + u64::from(buffer_byte % 40)),
         send_buffer: u64::from(cfg.mss) * (1 + u64::from(s.byte() % 40)),
-        // The same byte's high bit turns on RFC 3042 Limited Transmit.
+        // The same byte's high bit turns on RFC 3042 Limited Transmit, and its next bit has
+        // the PER heuristic count only the last 20 transmissions.
         limited_transmit: buffer_byte >= 128,
+        last_link: LastLinkConfig {
+            plr_window: u32::from(buffer_byte & 64 != 0) * 20,
+            ..cfg.last_link
+        },
         ..cfg
     });
     let mut now = Time::from_millis(1);

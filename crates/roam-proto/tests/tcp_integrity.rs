@@ -89,6 +89,7 @@ proptest! {
         probing in any::<bool>(),
         eln in any::<bool>(),
         per in 0.0..0.2f64,
+        plr_window in prop_oneof![Just(0u32), 1u32..200, Just(3000)],
         len in 1usize..150_000,
     ) {
         let cfg = TcpConfig {
@@ -102,6 +103,7 @@ proptest! {
                 initial,
                 initial_burst,
                 per: per_heuristic,
+                plr_window,
                 ..LastLinkConfig::default()
             },
             ..TcpConfig::default()

@@ -138,6 +138,13 @@ impl TcpConfig {
         if self.initial_rto_ms == 0 {
             return Err("initial_rto_ms: must be positive".into());
         }
+        if self.last_link.plr_window > LastLinkConfig::MAX_PLR_WINDOW {
+            return Err(format!(
+                "last_link.plr_window: at most {} segments, got {}",
+                LastLinkConfig::MAX_PLR_WINDOW,
+                self.last_link.plr_window
+            ));
+        }
         Ok(())
     }
 

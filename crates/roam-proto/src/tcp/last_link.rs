@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::loss_rate::RecentLossRate;
 use crate::linkinfo::LinkInfo;
 
 /// Which RTT the `BW·RTT` products use.
@@ -36,11 +37,17 @@ pub struct LastLinkConfig {
     /// §3.3 PER heuristic: on a loss, if the connection's PLR = N_retr/N_tx is not above the
     /// reported PER, retransmit without reducing cwnd.
     pub per: bool,
+    /// Over how many of the most recent data-segment transmissions the PER heuristic counts
+    /// N_retr and N_tx; 0 (the default) counts the whole connection, as §3.3 is written.
+    pub plr_window: u32,
     /// The RTT in `BW·RTT` (`"min"`, default, or `"smoothed"`).
     pub rtt: LastLinkRtt,
 }
 
 impl LastLinkConfig {
+    /// Largest `plr_window`: a million segments (1 GB at a 1000-byte MSS).
+    pub const MAX_PLR_WINDOW: u32 = 1_000_000;
+
     /// True if any heuristic is on.
     pub fn any(&self) -> bool {
         self.max_cwnd || self.initial || self.per
@@ -54,6 +61,8 @@ pub struct LastLinkTuning {
     /// Latest bandwidth (bit/s) and PER reported by the receiver.
     report: Option<(u64, f64)>,
     initial_done: bool,
+    /// The PER heuristic's recent transmissions, when it counts a window of them.
+    recent: Option<RecentLossRate>,
 }
 
 /// `BW·RTT/8` in bytes, rounded down to whole segments, at least one segment.
@@ -70,10 +79,22 @@ fn bdp_bytes(bandwidth_bps: u64, rtt: Duration, mss: u64) -> u64 {
 impl LastLinkTuning {
     /// Heuristics as configured, no report yet.
     pub fn new(cfg: LastLinkConfig) -> Self {
+        let recent = (cfg.per && cfg.plr_window > 0).then(|| {
+            RecentLossRate::new(cfg.plr_window.min(LastLinkConfig::MAX_PLR_WINDOW) as usize)
+        });
         LastLinkTuning {
             cfg,
             report: None,
             initial_done: false,
+            recent,
+        }
+    }
+
+    /// A data segment left (a retransmission or not): counted by the PER heuristic when it
+    /// uses a window of recent transmissions.
+    pub fn on_transmission(&mut self, retransmission: bool) {
+        if let Some(recent) = &mut self.recent {
+            recent.record(retransmission);
         }
     }
 
@@ -118,6 +139,7 @@ impl LastLinkTuning {
 
     /// §3.3: true when a detected loss should be treated as corruption (no window cut): the
     /// heuristic is on, a positive PER was reported, and PLR = `retransmitted / transmitted`
+    /// (the connection's totals, or the counts of the recent window when `plr_window` is set)
     /// is not larger than PER.
     pub fn loss_is_wireless(&self, retransmitted: u64, transmitted: u64) -> bool {
         if !self.cfg.per {
@@ -131,6 +153,10 @@ impl LastLinkTuning {
         if per <= 0.0 {
             return false;
         }
+        let (retransmitted, transmitted) = match &self.recent {
+            Some(recent) => recent.counts(),
+            None => (retransmitted, transmitted),
+        };
         if transmitted == 0 {
             return true;
         }
@@ -193,6 +219,37 @@ mod tests {
         assert!(
             !t.loss_is_wireless(20, 1000),
             "PLR 2 % > PER 0.8 %: congestion"
+        );
+    }
+
+    #[test]
+    fn a_plr_window_forgets_old_losses() {
+        let mut t = LastLinkTuning::new(LastLinkConfig {
+            per: true,
+            plr_window: 1000,
+            ..LastLinkConfig::default()
+        });
+        t.on_peer_link(&report(7_000_000, 0.008), None, 1000);
+        // A start-up overshoot: 50 retransmissions in the first 500 segments (PLR 10 %).
+        for i in 0..500 {
+            t.on_transmission(i % 10 == 0);
+        }
+        assert!(!t.loss_is_wireless(50, 500), "PLR 10 % > PER 0.8 %");
+        // Then 1000 segments with 5 retransmissions: the window sees 0.5 %, while the
+        // connection's totals (55 of 1500, 3.7 %) would still say congestion.
+        for i in 0..1000 {
+            t.on_transmission(i % 200 == 0);
+        }
+        assert!(t.loss_is_wireless(55, 1500), "PLR 0.5 % over the window");
+        let mut literal = LastLinkTuning::new(LastLinkConfig {
+            per: true,
+            ..LastLinkConfig::default()
+        });
+        literal.on_peer_link(&report(7_000_000, 0.008), None, 1000);
+        literal.on_transmission(true);
+        assert!(
+            !literal.loss_is_wireless(55, 1500),
+            "plr_window = 0: totals"
         );
     }
 

@@ -542,6 +542,7 @@ impl Sender {
             self.fin_sent = true;
         }
         self.stats.segments_sent += 1;
+        self.last_link.on_transmission(false);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
@@ -551,6 +552,7 @@ impl Sender {
     fn retransmit(&mut self, now: Time, seq: u64, len: u32, fin: bool) -> TxSegment {
         self.board.on_retransmit(seq, now);
         self.stats.retransmitted_segments += 1;
+        self.last_link.on_transmission(true);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
