@@ -58,6 +58,10 @@ pub struct FlowCounters {
     pub retransmitted_segments: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Loss-recovery episodes entered (see [`crate::result::FlowResult::recoveries`]).
+    pub recoveries: u64,
+    /// Losses excused as wireless (see [`crate::result::FlowResult::wireless_excused`]).
+    pub wireless_excused: u64,
     /// Datagrams sent by this flow's endpoints (both directions).
     pub datagrams_sent: u64,
     /// Transport bytes (whole datagrams) sent by this flow's endpoints (both directions).

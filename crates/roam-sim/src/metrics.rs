@@ -114,6 +114,8 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
                 retransmitted_segments: c.retransmitted_segments,
                 integrity_errors: c.integrity_errors,
                 timeouts: c.timeouts,
+                recoveries: c.recoveries,
+                wireless_excused: c.wireless_excused,
                 datagrams_sent: c.datagrams_sent,
                 transport_bytes_sent: c.transport_bytes_sent,
                 overhead_pct,

@@ -57,6 +57,15 @@ pub struct FlowResult {
     pub retransmitted_segments: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Loss-recovery episodes entered on a detected loss (TCP: by duplicate ACKs, SACK or an
+    /// ELN mark, whether the window was cut or not; RCP: congestion holes that cut the window).
+    /// Timeouts are counted in `timeouts`.
+    pub recoveries: u64,
+    /// Losses answered without a window cut because they were judged wireless (TCP: recovery
+    /// episodes and timeouts excused by an ELN mark or the last-link PER heuristic — an excused
+    /// episode may still take its cut later, at a partial ACK, when PLR has passed PER; RCP:
+    /// holes excused by ELN).
+    pub wireless_excused: u64,
     /// Delivered bytes that differed from what the sender wrote (always 0 unless a bug).
     pub integrity_errors: u64,
     /// Datagrams sent by both ends' transport layers.

@@ -60,6 +60,8 @@ fn unknown_or_bad_wireless_fields_are_rejected() {
         ("", "last_link = { bogus = true }"),
         ("", "recovery = \"magic\""),
         ("", "probing = { a = 2.0 }"),
+        ("", "last_link = { per = true, plr_window = 1000001 }"),
+        ("", "last_link = { plr_window = -1 }"),
         ("link_info = \"guess\"\n", ""),
         ("link_info = { window = \"0s\" }\n", ""),
     ] {
@@ -150,4 +152,58 @@ fn paced_initial_window_fits_the_queue_a_burst_overflows() {
     assert_eq!(initial_tuning_retransmissions(false), 0);
     let burst = initial_tuning_retransmissions(true);
     assert!(burst > 20, "back-to-back window lost only {burst} segments");
+}
+
+/// The PER heuristic's PLR over the whole connection, or over its last 500 transmissions
+/// (`plr_window`), on a lossy 5 Mb/s link whose 20-packet queue the first slow start
+/// overshoots: the flow's (recoveries, losses excused as wireless).
+fn per_heuristic_losses(plr_window: u32) -> (u64, u64) {
+    let link = format!("{LOSSY_LINK}\nqueue = \"20p\"");
+    let table = format!(
+        "sack = false\nreport_link_info = true\nlast_link = {{ per = true, plr_window = {plr_window} }}"
+    );
+    let r = run(&two_hosts(
+        "120s",
+        &link,
+        "[link.forward]\nloss = 0.01",
+        &tcp_flow("40MB", "newreno", &table),
+    ));
+    let f = flow(&r, "f");
+    assert_eq!(f.integrity_errors, 0);
+    (f.recoveries, f.wireless_excused)
+}
+
+#[test]
+fn a_plr_window_lets_the_per_heuristic_forget_the_start_up_losses() {
+    let (whole_recoveries, whole_excused) = per_heuristic_losses(0);
+    let (recent_recoveries, recent_excused) = per_heuristic_losses(500);
+    assert!(whole_recoveries > 0 && recent_recoveries > 0);
+    // Over the whole connection the overshoot's retransmissions keep PLR above the PER for
+    // long; over the last 500 transmissions they are soon forgotten.
+    assert!(
+        recent_excused * whole_recoveries > 2 * whole_excused * recent_recoveries,
+        "excused {whole_excused}/{whole_recoveries} (whole) vs {recent_excused}/{recent_recoveries} (recent)"
+    );
+}
+
+#[test]
+fn flow_results_count_recoveries_and_losses_excused_as_wireless() {
+    for eln in [false, true] {
+        let r = run(&two_hosts(
+            "200s",
+            LOSSY_LINK,
+            FORWARD_LOSS,
+            &tcp_flow("2MB", "newreno", &format!("eln = {eln}\nsack = false")),
+        ));
+        let f = flow(&r, "f");
+        assert!(
+            f.recoveries > 0,
+            "eln={eln}: losses at 2 % start recoveries"
+        );
+        if eln {
+            assert!(f.wireless_excused > 0, "ELN marks excuse wireless losses");
+        } else {
+            assert_eq!(f.wireless_excused, 0, "nothing excuses a loss without ELN");
+        }
+    }
 }

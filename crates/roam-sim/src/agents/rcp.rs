@@ -204,6 +204,8 @@ impl RcpReceiverAgent {
             let c = ctx.counters(flow);
             c.retransmitted_segments = s.rerequests;
             c.timeouts = s.timeouts;
+            c.recoveries = s.recoveries;
+            c.wireless_excused = s.wireless_holes;
         }
         if let Some(m) = &self.meter {
             ctx.counters(flow).radio = Some(m.clone());

@@ -202,6 +202,8 @@ impl TcpSenderAgent {
             let c = ctx.counters(self.flow);
             c.retransmitted_segments = s.retransmitted_segments;
             c.timeouts = s.timeouts;
+            c.recoveries = s.recoveries;
+            c.wireless_excused = s.wireless_recoveries;
         }
     }
 }

@@ -437,6 +437,8 @@ mod tests {
             failed_s: None,
             retransmitted_segments: 0,
             timeouts: 0,
+            recoveries: 0,
+            wireless_excused: 0,
             integrity_errors: 0,
             datagrams_sent: 0,
             transport_bytes_sent: 0,

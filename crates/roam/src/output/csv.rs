@@ -106,6 +106,8 @@ mod tests {
             failed_s: None,
             retransmitted_segments: 2,
             timeouts: 0,
+            recoveries: 0,
+            wireless_excused: 0,
             integrity_errors: 0,
             datagrams_sent: 10,
             transport_bytes_sent: 1100,
