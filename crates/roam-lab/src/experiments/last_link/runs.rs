@@ -2,7 +2,7 @@
 //! parallel batch, and reduced to one [`Point`] per (run set, RTT, variant).
 
 use super::variants::{
-    Variant, ELN_REFERENCE, SHARED_ACCESS, SUPP_PER, SUPP_WINDOW, TABLE1, VARIANTS,
+    Variant, REFERENCES, SHARED_ACCESS, SUPP_PER, SUPP_WINDOW, TABLE1, VARIANTS,
 };
 use crate::draws;
 use crate::runner::{run_jobs, Job};
@@ -47,6 +47,9 @@ pub(super) struct Point {
     pub(super) neighbour: Estimate,
     /// The main connection's PLR = retransmitted / transmitted segments.
     pub(super) plr: Estimate,
+    /// Share of the main connection's detected losses (recovery episodes and timeouts) it
+    /// answered without a window cut as wireless.
+    pub(super) excused: Estimate,
 }
 
 /// Points by RTT (the plan's order), then by variant (the run set's order).
@@ -60,8 +63,8 @@ pub(super) struct Runs {
     pub(super) by_per: Vec<Grid>,
     /// Supplementary: [`TABLE1`] with the main flow limited to [`SUPP_WINDOW`] segments.
     pub(super) supp: Grid,
-    /// Reference: [`ELN_REFERENCE`] at [`SUPP_PER`].
-    pub(super) eln_ref: Grid,
+    /// References: [`REFERENCES`] at [`SUPP_PER`].
+    pub(super) references: Grid,
     /// Extension: [`SHARED_ACCESS`] with the neighbour download, at each `shared_pers` value.
     pub(super) shared: Vec<Grid>,
 }
@@ -112,8 +115,9 @@ pub(super) fn run(ctx: &Ctx, plan: &Plan) -> Result<Runs, LabError> {
         window: SUPP_WINDOW,
         ..RunSet::new(&TABLE1, SUPP_PER)
     });
-    // Reference: exact per-loss differentiation (TCP-ELN) at the claims' PER.
-    sets.push(RunSet::new(&ELN_REFERENCE, SUPP_PER));
+    // References at the claims' PER: exact per-loss differentiation (TCP-ELN), and the PER
+    // heuristic counting only recent transmissions.
+    sets.push(RunSet::new(&REFERENCES, SUPP_PER));
     // Extension: a NewReno neighbour shares the access link.
     for &p in &plan.shared_pers {
         sets.push(RunSet {
@@ -147,7 +151,7 @@ pub(super) fn run(ctx: &Ctx, plan: &Plan) -> Result<Runs, LabError> {
         fig3: collect(VARIANTS.len()),
         by_per: plan.pers.iter().map(|_| collect(TABLE1.len())).collect(),
         supp: collect(TABLE1.len()),
-        eln_ref: collect(ELN_REFERENCE.len()),
+        references: collect(REFERENCES.len()),
         shared: plan
             .shared_pers
             .iter()
@@ -185,6 +189,10 @@ fn job(
             v.initial_burst.to_string(),
         ),
         ("flow.main.tcp.eln".to_owned(), v.eln.to_string()),
+        (
+            "flow.main.tcp.last_link.plr_window".to_owned(),
+            v.plr_window.to_string(),
+        ),
         ("run.seed".to_owned(), seed.to_string()),
         ("run.duration".to_owned(), format!("{}s", plan.duration)),
     ];
@@ -216,11 +224,18 @@ fn job(
 /// Reduces the seeds of one variant at one RTT.
 fn point<'a>(runs: impl Iterator<Item = &'a roam_sim::result::RunResult>) -> Point {
     let (mut m, mut d, mut plr, mut nb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut excused = Vec::new();
     for r in runs {
         if let Some(f) = r.flows.iter().find(|f| !f.cross) {
             let retx = f.retransmitted_segments as f64;
             let sent = f.bytes_delivered as f64 / 1000.0 + retx;
             plr.push(if sent > 0.0 { retx / sent } else { 0.0 });
+            let detected = (f.recoveries + f.timeouts) as f64;
+            excused.push(if detected > 0.0 {
+                f.wireless_excused as f64 / detected
+            } else {
+                0.0
+            });
         }
         m.push(
             r.flows
@@ -249,5 +264,6 @@ fn point<'a>(runs: impl Iterator<Item = &'a roam_sim::result::RunResult>) -> Poi
         dummy: Estimate::from_sample(&d),
         neighbour: Estimate::from_sample(&nb),
         plr: Estimate::from_sample(&plr),
+        excused: Estimate::from_sample(&excused),
     }
 }
