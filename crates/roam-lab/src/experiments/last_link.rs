@@ -59,7 +59,11 @@ const WHERE_OURS_DIFFER: &str = "**Absolute numbers.** The paper's main connecti
      H\"), so the heuristic seldom fires again. *Knife edge:* even without the \
      overshoot (supplementary runs, window 20) every loss is a wireless one, PLR \
      tracks the PER itself, and the heuristic excuses only the losses that come while \
-     the running PLR happens to be below it: a gain of tens of percent. The setup \
+     the running PLR happens to be below it: a gain of tens of percent. Reading \
+     §3.3's \"current\" PLR as a recent rate (the last 3000 transmissions; reference \
+     table) removes the first cause but not the second: the heuristic then excuses \
+     about half of the losses it detects (against a few per cent over the whole \
+     connection; column \"losses excused\") and gains ×1.6–1.8. The setup \
      itself leaves room for the paper's gain: with exact differentiation (TCP-ELN, \
      reference table) the same connection gains ×4.0–4.4; it is the PLR ≤ PER rule \
      that cannot tell the two kinds of loss apart. The paper's \

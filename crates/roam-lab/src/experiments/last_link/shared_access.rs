@@ -45,11 +45,16 @@ pub(super) fn report(plan: &Plan, runs: &Runs, report: &mut Report) {
          cross the 7 Mb/s access link, and the core is not congested. Here a second \
          download (plain NewReno, unlimited window) runs from the server to the same client \
          through the same lossy access link, next to the main flow as NewReno, with the PER \
-         heuristic, or with TCP-ELN. Cells: main / neighbour; the last two columns are the \
-         neighbour's change against its throughput next to a NewReno main flow.",
+         heuristic, with TCP-ELN, or with the PER heuristic counting PLR over its recent \
+         transmissions. Cells: main / neighbour; the last three columns are the neighbour's \
+         change against its throughput next to a NewReno main flow.",
     );
+    let versus: Vec<String> = SHARED_ACCESS[1..]
+        .iter()
+        .map(|v| format!("neighbour vs {}", v.label))
+        .collect();
     let mut header = vec!["PER (%)", "RTT (ms)"];
     header.extend(SHARED_ACCESS.iter().map(|v| v.label));
-    header.extend(["neighbour vs PER heuristic", "neighbour vs TCP-ELN"]);
+    header.extend(versus.iter().map(String::as_str));
     report.table(&header, &rows);
 }

@@ -96,7 +96,7 @@ pub(super) const REFERENCES: [Variant; 2] = [
 
 /// Extension, not in the paper: the main flow next to a plain NewReno download to the same
 /// client through the same lossy access link (`neighbour0`), where its fairness can matter.
-pub(super) const SHARED_ACCESS: [Variant; 3] = [TABLE1[0], TABLE1[1], REFERENCES[0]];
+pub(super) const SHARED_ACCESS: [Variant; 4] = [TABLE1[0], TABLE1[1], REFERENCES[0], REFERENCES[1]];
 
 /// Table 1 (PER heuristic): RTT, NewReno, HTCP, dummy flows next to NewReno, next to HTCP (kb/s).
 pub(super) const PAPER_TABLE1: [(u64, f64, f64, f64, f64); 4] = [
