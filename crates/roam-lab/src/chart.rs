@@ -8,6 +8,8 @@
 
 use std::path::Path;
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -224,7 +226,9 @@ pub fn lines(path: &Path, axes: &Axes<'_>, series: &[Series]) -> Result<(), LabE
 }
 
 /// Draws `series` against named categories: a point at x = k belongs to `categories[k]`, and
-/// the x axis shows the names (the axis is linear whatever `axes.log_x` says).
+/// the x axis shows the names, with a tick and a grid line at each and nothing between them
+/// (the axis is linear whatever `axes.log_x` says). Points are marked and not joined: there is
+/// nothing between two categories to interpolate.
 pub fn categories(
     path: &Path,
     axes: &Axes<'_>,
@@ -236,6 +240,49 @@ pub fn categories(
         ..axes.clone()
     };
     draw_lines(path, &axes, series, Some(categories))
+}
+
+/// A linear x axis whose only key points are the categories 0, 1, …, n − 1: one tick, label
+/// and grid line per category and no light grid lines. (plotters' `with_key_points` on an f64
+/// range loses the range's label formatting, which the mesh needs.)
+struct CategoryAxis {
+    linear: RangedCoordf64,
+    count: usize,
+}
+
+impl Ranged for CategoryAxis {
+    type ValueType = f64;
+    type FormatOption = DefaultFormatting;
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.linear.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.linear.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            (0..self.count).map(|k| k as f64).collect()
+        }
+    }
+
+    fn axis_pixel_range(&self, limit: (i32, i32)) -> std::ops::Range<i32> {
+        self.linear.axis_pixel_range(limit)
+    }
+}
+
+/// Horizontal offset of series `i` of `n` drawn against categories: the series spread evenly
+/// over at most 0.4 of the space between two categories, centred on each name.
+fn dodge(i: usize, n: usize) -> f64 {
+    if n < 2 {
+        return 0.0;
+    }
+    let step = (0.4 / (n - 1) as f64).min(0.12);
+    (i as f64 - (n - 1) as f64 / 2.0) * step
 }
 
 /// The name of category `v` when `v` is (within rounding) the index of one, else nothing.
@@ -316,7 +363,8 @@ fn draw_lines(
         Some(c) => category_label(c, *v),
         None => tick_label(*v),
     };
-    let markers = series.iter().all(|s| s.points.len() <= MAX_MARKED_POINTS);
+    let markers =
+        categories.is_some() || series.iter().all(|s| s.points.len() <= MAX_MARKED_POINTS);
     macro_rules! draw {
         ($chart:expr) => {{
             let mut chart = $chart;
@@ -336,8 +384,23 @@ fn draw_lines(
                 let c = colour(s.colour.unwrap_or(i));
                 let style = c.stroke_width(2);
                 let bar = c.stroke_width(1);
-                let data: Vec<(f64, f64)> = s.points.iter().copied().filter(usable).collect();
-                if s.dashed {
+                // Beside categories, the series stand side by side around each name so that
+                // equal values stay visible.
+                let dx = if categories.is_some() {
+                    dodge(i, series.len())
+                } else {
+                    0.0
+                };
+                let data: Vec<(f64, f64)> = s
+                    .points
+                    .iter()
+                    .copied()
+                    .filter(usable)
+                    .map(|p| (p.0 + dx, p.1))
+                    .collect();
+                if categories.is_some() {
+                    // Categories: markers and bars only.
+                } else if s.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(data.clone(), 8, 5, style))
                         .map_err(|e| err(&e))?;
@@ -359,14 +422,21 @@ fn draw_lines(
                         } else {
                             p.1 - e
                         };
-                        ErrorBar::new_vertical(p.0, low, p.1, p.1 + e, bar, 6)
+                        ErrorBar::new_vertical(p.0 + dx, low, p.1, p.1 + e, bar, 6)
                     })
                 });
                 chart.draw_series(bars).map_err(|e| err(&e))?;
             }
         }};
     }
-    if axes.log_x {
+    if let Some(c) = categories {
+        // Ticks and grid lines at the categories only (none between two names).
+        let x = CategoryAxis {
+            linear: (xmin..xmax).into(),
+            count: c.len(),
+        };
+        draw!(b.build_cartesian_2d(x, ymin..ymax).map_err(|e| err(&e))?);
+    } else if axes.log_x {
         draw!(b
             .build_cartesian_2d((xmin..xmax).log_scale(), ymin..ymax)
             .map_err(|e| err(&e))?);
@@ -391,6 +461,15 @@ fn half_width(s: &Series, k: usize) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn series_beside_categories_are_spread_around_the_name() {
+        assert_eq!(dodge(0, 1), 0.0);
+        let three: Vec<f64> = (0..3).map(|i| dodge(i, 3)).collect();
+        assert_eq!(three, vec![-0.12, 0.0, 0.12]);
+        let many: Vec<f64> = (0..9).map(|i| dodge(i, 9)).collect();
+        assert!((many[0] + 0.2).abs() < 1e-12 && (many[8] - 0.2).abs() < 1e-12);
+    }
 
     #[test]
     fn category_ticks_are_named_only_at_whole_positions() {
