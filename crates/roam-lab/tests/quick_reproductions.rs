@@ -85,6 +85,34 @@ fn last_link_reproduction_writes_report_and_claims() {
             "per-heuristic-cross-fair",
         ],
     );
+    // The PER claim carries, per RTT, the references beside it: TCP-ELN, the heuristic with a
+    // recent PLR, and the share of detected losses each heuristic variant excused.
+    let per = w
+        .claims
+        .iter()
+        .find(|c| c["id"] == "per-heuristic-2.5x")
+        .expect("claim");
+    let rtts = per["ours"].as_object().expect("per RTT");
+    assert!(!rtts.is_empty());
+    for (rtt, v) in rtts {
+        let recent = &v["per_heuristic_recent_plr_reference"];
+        assert!(
+            recent["throughput"].as_f64().is_some_and(|t| t > 0.0),
+            "{rtt}: {v}"
+        );
+        assert!(
+            v["tcp_eln_reference"].as_f64().is_some_and(|t| t > 0.0),
+            "{rtt}: {v}"
+        );
+        for share in [
+            &v["per_heuristic_losses_excused_share"],
+            &recent["losses_excused_share"],
+        ] {
+            let share = share.as_f64().expect("a share");
+            assert!((0.0..=1.0).contains(&share), "{rtt}: {share}");
+        }
+    }
+    assert!(w.markdown.contains("PER heuristic, recent PLR"));
 }
 
 #[test]
