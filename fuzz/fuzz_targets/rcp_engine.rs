@@ -13,7 +13,9 @@ use std::time::Duration;
 use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpReceiver, RcpSender};
+use roam_proto::rcp::{
+    reset_for, ObjectStore, RcpCc, RcpConfig, RcpReceiver, RcpSender, ResetLimiter,
+};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -73,6 +75,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut tx: Option<RcpSender> = None;
     let mut available = None;
+    // The host's reset budget: a few a second when flag bit 4 is set, else the default.
+    let mut resets = ResetLimiter::new(if flags & 16 != 0 {
+        u32::from(flags >> 5)
+    } else {
+        ResetLimiter::DEFAULT_PER_SECOND
+    });
     let mut read = Vec::new();
     let mut checked = 0;
     // In flight: (to the sender?, bytes).
@@ -121,7 +129,7 @@ fuzz_target!(|data: &[u8]| {
                         {
                             t.set_available(available);
                             tx = Some(t);
-                        } else if reset_for(now, &bytes, &mut buf).is_some() {
+                        } else if resets.allow(now) && reset_for(now, &bytes, &mut buf).is_some() {
                             wire.push((false, buf.clone()));
                         }
                     }

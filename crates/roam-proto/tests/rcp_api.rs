@@ -14,7 +14,7 @@ use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
 use rcp_support::{object_bytes, MapStore};
 use roam_proto::cc::CcKind;
-use roam_proto::rcp::{reset_for, RcpCc, RcpConfig, RcpReceiver, RcpSender};
+use roam_proto::rcp::{reset_for, RcpCc, RcpConfig, RcpReceiver, RcpSender, ResetLimiter};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -74,6 +74,7 @@ proptest! {
         sender_window in prop_oneof![Just(0u64), 1u64..40_000],
         status_interval_ms in prop_oneof![Just(0u64), 1u64..300],
         idle_timeout_ms in prop_oneof![Just(900_000u64), Just(0), 1u64..5_000],
+        resets_per_second in prop_oneof![Just(200u32), Just(0), 1u32..5],
     ) {
         let config = Arc::new(RcpConfig {
             eln,
@@ -96,6 +97,7 @@ proptest! {
         // In flight: (to the sender?, bytes).
         let mut wire: Vec<(bool, Vec<u8>)> = Vec::new();
         let mut buf = Vec::new();
+        let mut resets = ResetLimiter::new(resets_per_second);
         for op in ops {
             match op {
                 Op::Read(n) => {
@@ -127,8 +129,9 @@ proptest! {
                         {
                             s.set_available(available);
                             tx = Some(s);
-                        } else if reset_for(now, &bytes, &mut buf).is_some() {
-                            // No connection here (it expired): the host answers with a reset.
+                        } else if resets.allow(now) && reset_for(now, &bytes, &mut buf).is_some() {
+                            // No connection here (it expired): the host answers with a reset,
+                            // within its budget.
                             wire.push((false, buf.clone()));
                         }
                     }

@@ -42,6 +42,9 @@ pub struct RcpConfig {
     /// many milliseconds (0 = never). The sender never retransmits on its own, so without it a
     /// vanished receiver would hold the sender's state for good. See [`super::RcpSender`].
     pub idle_timeout_ms: u64,
+    /// Sender host: at most this many resets a second for requests to connections it does not
+    /// hold (0 = no limit). See [`super::ResetLimiter`].
+    pub resets_per_second: u32,
 }
 
 impl Default for RcpConfig {
@@ -63,6 +66,7 @@ impl Default for RcpConfig {
             // 15 min: about when Linux TCP gives up on a silent peer (tcp_retries2 = 15,
             // 924.6 s; RFC 1122 §4.2.3.5 asks for at least 100 s).
             idle_timeout_ms: 900_000,
+            resets_per_second: super::ResetLimiter::DEFAULT_PER_SECOND,
         }
     }
 }

@@ -17,6 +17,7 @@ mod config;
 mod pipe;
 mod reassembly;
 mod receiver;
+mod reset_limit;
 mod sender;
 pub mod stp;
 
@@ -27,6 +28,7 @@ pub use config::RcpConfig;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::RecvBuffer;
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
+pub use reset_limit::ResetLimiter;
 pub use sender::{reset_for, AcceptError, ObjectStore, RcpSender, SenderStats, TxState, UNBOUNDED};
 
 use crate::cc::{CcKind, CongestionController};

@@ -462,7 +462,8 @@ impl RcpSender {
 /// hold (expired, or never had), or a SYN for an object its store does not hold (so that the
 /// receiver can turn to another mirror at once) — written into `buf`. `None` (nothing to send)
 /// for a datagram that is not a decodable request, and for a reset (never answered, so two
-/// hosts cannot trade resets).
+/// hosts cannot trade resets). A host draws each reset it sends from a
+/// [`super::ResetLimiter`].
 pub fn reset_for(now: Time, request: &[u8], buf: &mut Vec<u8>) -> Option<usize> {
     let r = Request::decode(request).ok()?;
     if r.flags.contains(Flags::RST) {

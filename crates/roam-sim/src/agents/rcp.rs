@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::linkinfo::ChannelState;
-use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender};
+use roam_proto::rcp::{
+    reset_for, ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender, ResetLimiter,
+};
 use roam_proto::Time;
 use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 
@@ -112,6 +114,7 @@ pub fn rcp_sender(
 ) -> Box<dyn Agent> {
     Box::new(RcpSenderAgent {
         flow,
+        resets: ResetLimiter::new(config.resets_per_second),
         config,
         iface,
         local_port,
@@ -376,6 +379,8 @@ struct RcpSenderAgent {
     peer: Option<SockAddr>,
     /// The receiver's in-order point last reported (kept when the connection expires).
     dequeued: Option<u64>,
+    /// Budget for the resets this host sends.
+    resets: ResetLimiter,
 }
 
 impl RcpSenderAgent {
@@ -388,6 +393,9 @@ impl RcpSenderAgent {
 
     /// Answers a request that belongs to no connection held here with a reset.
     fn reset(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
+        if !self.resets.allow(ctx.now()) {
+            return;
+        }
         let mut buf = ctx.buffer();
         if reset_for(ctx.now(), &packet.payload, &mut buf).is_some() {
             self.emit(packet.src, buf, ctx);
