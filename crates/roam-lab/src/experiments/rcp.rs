@@ -109,10 +109,13 @@ fn explanation(id: &str) -> &'static str {
              design (docs/RCP.md). Periodic status requests made things worse at our drop-tail \
              queues and are off; the gain comes from the larger initial window and the \
              RTT-compensated window growth, and is smallest at 50 ms where the RTT is short: \
-             there RCP-NewReno already keeps the forward link about 85 % busy (all traffic \
-             counted; see `forward_utilization_with_newreno`), so no controller can add 20 %. \
-             We did not tune RCP-STP to pass this threshold, which is our own reading of \
-             \"much better\"; the paper gives Figure 5(c) only as a plot. A likely reason \
+             there RCP-NewReno already keeps the forward link about four-fifths busy (all \
+             traffic counted; see `forward_utilization_with_newreno`), and 20 % more goodput \
+             would take it to about 93 %, with HTTP and the reverse flows' ACKs sharing its \
+             50-packet queue. We did not tune RCP-STP to pass this threshold, which is our own \
+             reading of \"much better\"; the paper gives Figure 5(c) only as a plot. A \
+             backoff that drains only the forward queue, measured from one-way delays (tried \
+             and not adopted, docs/RCP.md), gives 1.17 at 50 ms. A likely reason \
              for the smaller gap: much of what STP adds to TCP (receiver-driven selective \
              re-requests, feedback that tolerates reverse-path loss) RCP-NewReno already has, \
              so only the congestion-control part of STP is left to make a difference."
