@@ -386,11 +386,7 @@ fn draw_lines(
                 let bar = c.stroke_width(1);
                 // Beside categories, the series stand side by side around each name so that
                 // equal values stay visible.
-                let dx = if categories.is_some() {
-                    dodge(i, series.len())
-                } else {
-                    0.0
-                };
+                let dx = categories.map_or(0.0, |_| dodge(i, series.len()));
                 let data: Vec<(f64, f64)> = s
                     .points
                     .iter()
@@ -398,13 +394,12 @@ fn draw_lines(
                     .filter(usable)
                     .map(|p| (p.0 + dx, p.1))
                     .collect();
-                if categories.is_some() {
-                    // Categories: markers and bars only.
-                } else if s.dashed {
+                // Against categories: markers and bars only, no lines.
+                if categories.is_none() && s.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(data.clone(), 8, 5, style))
                         .map_err(|e| err(&e))?;
-                } else {
+                } else if categories.is_none() {
                     chart
                         .draw_series(LineSeries::new(data.clone(), style))
                         .map_err(|e| err(&e))?;

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{flow, run, two_hosts};
+use roam_sim::result::FlowResult;
 use roam_sim::Scenario;
 
 fn tcp_flow(size: &str, cc: &str, tcp_table: &str) -> String {
@@ -78,7 +79,9 @@ fn unknown_or_bad_wireless_fields_are_rejected() {
     }
 }
 
-fn eln_goodput(eln: bool, sack: bool) -> f64 {
+/// A 2 MB NewReno transfer over the 2 %-loss link, with or without ELN and SACK; checks it
+/// arrived whole.
+fn eln_flow(eln: bool, sack: bool) -> FlowResult {
     let table = format!("eln = {eln}\nsack = {sack}");
     let r = run(&two_hosts(
         "200s",
@@ -86,10 +89,14 @@ fn eln_goodput(eln: bool, sack: bool) -> f64 {
         FORWARD_LOSS,
         &tcp_flow("2MB", "newreno", &table),
     ));
-    let f = flow(&r, "f");
+    let f = flow(&r, "f").clone();
     assert_eq!(f.integrity_errors, 0);
     assert_eq!(f.bytes_delivered, 2_000_000, "eln={eln} sack={sack}");
-    f.goodput_bps
+    f
+}
+
+fn eln_goodput(eln: bool, sack: bool) -> f64 {
+    eln_flow(eln, sack).goodput_bps
 }
 
 #[test]
@@ -189,13 +196,7 @@ fn a_plr_window_lets_the_per_heuristic_forget_the_start_up_losses() {
 #[test]
 fn flow_results_count_recoveries_and_losses_excused_as_wireless() {
     for eln in [false, true] {
-        let r = run(&two_hosts(
-            "200s",
-            LOSSY_LINK,
-            FORWARD_LOSS,
-            &tcp_flow("2MB", "newreno", &format!("eln = {eln}\nsack = false")),
-        ));
-        let f = flow(&r, "f");
+        let f = eln_flow(eln, false);
         assert!(
             f.recoveries > 0,
             "eln={eln}: losses at 2 % start recoveries"

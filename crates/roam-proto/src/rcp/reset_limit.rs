@@ -43,17 +43,11 @@ impl ResetLimiter {
         if self.per_second == 0 {
             return true;
         }
-        let earned = match self.last {
-            Some(last) => {
-                let ns = u64::try_from(now.saturating_since(last).as_nanos()).unwrap_or(u64::MAX);
-                ns.saturating_mul(self.per_second)
-            }
-            None => 0,
-        };
-        match self.last {
-            Some(last) if now <= last => {}
-            _ => self.last = Some(now),
-        }
+        let earned = self.last.map_or(0, |last| {
+            let ns = u64::try_from(now.saturating_since(last).as_nanos()).unwrap_or(u64::MAX);
+            ns.saturating_mul(self.per_second)
+        });
+        self.last = Some(self.last.map_or(now, |last| last.max(now)));
         self.credit = self
             .credit
             .saturating_add(earned)
