@@ -129,7 +129,7 @@ fuzz_target!(|data: &[u8]| {
                         {
                             t.set_available(available);
                             tx = Some(t);
-                        } else if resets.allow(now) && reset_for(now, &bytes, &mut buf).is_some() {
+                        } else if reset_for(now, &bytes, &mut buf).is_some() && resets.allow(now) {
                             wire.push((false, buf.clone()));
                         }
                     }

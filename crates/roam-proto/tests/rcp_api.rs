@@ -129,7 +129,7 @@ proptest! {
                         {
                             s.set_available(available);
                             tx = Some(s);
-                        } else if resets.allow(now) && reset_for(now, &bytes, &mut buf).is_some() {
+                        } else if reset_for(now, &bytes, &mut buf).is_some() && resets.allow(now) {
                             // No connection here (it expired): the host answers with a reset,
                             // within its budget.
                             wire.push((false, buf.clone()));

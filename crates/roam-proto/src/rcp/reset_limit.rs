@@ -4,9 +4,10 @@
 //! ([`super::reset_for`]). Without a limit, anyone can make it send one datagram per datagram
 //! received, with a forged source address if they like. The host therefore draws each reset
 //! from a token bucket: `per_second` tokens a second, at most `per_second` saved up (one second's
-//! worth, the burst). The default, 200 a second, is FreeBSD's `net.inet.icmp.icmplim`, which
-//! limits that kernel's resets for closed ports the same way. Time comes from the caller, so
-//! the budget is as deterministic as the rest of the engine.
+//! worth, the burst). Only a datagram that would get a reset spends a token, so garbage cannot
+//! drain the budget that answers real requests. The default, 200 a second, is FreeBSD's
+//! `net.inet.icmp.icmplim`, which limits that kernel's resets for closed ports the same way.
+//! Time comes from the caller, so the budget is as deterministic as the rest of the engine.
 
 use crate::Time;
 

@@ -393,11 +393,10 @@ impl RcpSenderAgent {
 
     /// Answers a request that belongs to no connection held here with a reset.
     fn reset(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if !self.resets.allow(ctx.now()) {
-            return;
-        }
+        // Only a datagram that earns a reset spends the budget (garbage and resets do not).
         let mut buf = ctx.buffer();
-        if reset_for(ctx.now(), &packet.payload, &mut buf).is_some() {
+        if reset_for(ctx.now(), &packet.payload, &mut buf).is_some() && self.resets.allow(ctx.now())
+        {
             self.emit(packet.src, buf, ctx);
         } else {
             ctx.give_back(buf);
