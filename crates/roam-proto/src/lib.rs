@@ -81,6 +81,7 @@ pub mod time;
 
 pub use time::Time;
 pub mod cc;
+pub mod endpoint;
 pub mod linkinfo;
 pub mod media;
 pub mod rcp;
