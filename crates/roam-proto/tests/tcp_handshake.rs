@@ -34,7 +34,6 @@ fn bare(conn_id: ConnId, flags: Flags, seq: u64, ack: u64, payload: &[u8]) -> Ve
 }
 
 #[test]
-#[ignore = "issue 16: fails before the fix"]
 fn a_syn_at_the_end_of_the_sequence_space_does_not_panic_a_server() {
     let syn = bare(ConnId(9), Flags::SYN, u64::MAX, 0, &[]);
     let cfg = Arc::new(TcpConfig::default());
@@ -42,14 +41,30 @@ fn a_syn_at_the_end_of_the_sequence_space_does_not_panic_a_server() {
 }
 
 #[test]
-#[ignore = "issue 16: fails before the fix"]
-fn data_at_the_end_of_the_sequence_space_does_not_panic_a_server() {
+fn data_at_the_end_of_the_sequence_space_is_dropped_and_the_transfer_goes_on() {
     let mut pair = Pair::new(TcpConfig::default(), 5);
-    pair.run_until(1.0);
     let id = pair.client.conn_id();
-    let server = pair.server.as_mut().expect("handshake done");
-    let seg = bare(id, Flags::ACK, u64::MAX - 10, 1, &[7; 100]);
-    let _ = server.handle_datagram(pair.now, &seg);
+    let payload = support::data(50_000, 5);
+    let mut steps = 0;
+    pair.transfer_with(&payload, 60.0, |pair| {
+        steps += 1;
+        if steps != 20 {
+            return;
+        }
+        let now = pair.now;
+        let server = pair.server.as_mut().expect("handshake done");
+        for (seq, len, flags) in [
+            (u64::MAX - 10, 100, Flags::ACK),
+            (u64::MAX, 0, Flags::ACK | Flags::FIN),
+            (u64::MAX - 99, 100, Flags::ACK | Flags::FIN),
+            (u64::MAX - 99, 100, Flags::ACK),
+        ] {
+            let seg = bare(id, flags, seq, 1, &vec![7; len]);
+            let _ = server.handle_datagram(now, &seg);
+        }
+    });
+    assert!(steps >= 20);
+    assert_eq!(pair.received, payload);
 }
 
 #[test]

@@ -21,6 +21,11 @@ use crate::Time;
 /// ISN, so the ISN can be fixed; sequence numbers are 64-bit and never wrap.
 const ISN: u64 = 0;
 
+/// Initial sequence numbers are below 2^62, so that a connection's 64-bit sequence numbers
+/// never reach the end of the sequence space (2^62 bytes are 4.6 EB). A SYN or SYN-ACK with a
+/// larger one is dropped.
+pub const MAX_ISN: u64 = (1 << 62) - 1;
+
 /// RFC 793 connection states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
@@ -99,6 +104,9 @@ pub enum AcceptError {
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An initial sequence number above [`MAX_ISN`].
+    #[error("initial sequence number {0} above {MAX_ISN}")]
+    IsnOutOfRange(u64),
 }
 
 /// One endpoint of a TCP-like connection. See the [module docs](super) for the driving loop.
@@ -187,6 +195,9 @@ impl Connection {
         let seg = Segment::decode(datagram)?;
         if !seg.flags.contains(Flags::SYN) || seg.flags.contains(Flags::ACK) {
             return Err(AcceptError::NotSyn);
+        }
+        if seg.seq > MAX_ISN {
+            return Err(AcceptError::IsnOutOfRange(seg.seq));
         }
         let mut c = Connection::new(cfg, cc, seg.conn_id, State::SynReceived);
         c.negotiate(now, &seg);
@@ -368,7 +379,10 @@ impl Connection {
         }
         match self.state {
             State::SynSent => {
-                if seg.flags.contains(Flags::SYN | Flags::ACK) && seg.ack == ISN + 1 {
+                if seg.flags.contains(Flags::SYN | Flags::ACK)
+                    && seg.ack == ISN + 1
+                    && seg.seq <= MAX_ISN
+                {
                     self.negotiate(now, &seg);
                     let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
                     self.sender.on_handshake_rtt(rtt);

@@ -24,7 +24,7 @@ mod send_buffer;
 mod sender;
 
 pub use config::{RecoveryMode, TcpConfig};
-pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit};
+pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit, MAX_ISN};
 pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use loss_rate::RecentLossRate;
 pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};

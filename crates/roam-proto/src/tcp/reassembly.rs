@@ -51,7 +51,7 @@ impl Reassembly {
 
     /// Advances RCV.NXT past a control bit (SYN/FIN) without data.
     pub fn advance_control(&mut self) {
-        self.rcv_nxt += 1;
+        self.rcv_nxt = self.rcv_nxt.saturating_add(1);
     }
 
     /// Bytes buffered (in-order unread plus out-of-order).
@@ -85,7 +85,11 @@ impl Reassembly {
 
     /// Accepts payload starting at `seq`, already trimmed by the caller to the receive window.
     pub fn insert(&mut self, seq: u64, payload: &[u8]) -> Arrival {
-        let end = seq + payload.len() as u64;
+        // A range ending past the sequence space is never stored (the caller's window trim
+        // already excludes it; this keeps the queue sound on its own).
+        let Some(end) = seq.checked_add(payload.len() as u64) else {
+            return Arrival::Duplicate;
+        };
         if end <= self.rcv_nxt || payload.is_empty() {
             return Arrival::Duplicate;
         }
@@ -98,7 +102,7 @@ impl Reassembly {
                 filled_hole: filled,
             };
         }
-        if self.store_out_of_order(seq, payload) {
+        if self.store_out_of_order(seq, payload, end) {
             Arrival::OutOfOrder
         } else {
             Arrival::Duplicate
@@ -106,8 +110,7 @@ impl Reassembly {
     }
 
     /// Stores `[seq, seq+len)` minus what is already held; returns false if nothing was new.
-    fn store_out_of_order(&mut self, seq: u64, payload: &[u8]) -> bool {
-        let end = seq + payload.len() as u64;
+    fn store_out_of_order(&mut self, seq: u64, payload: &[u8], end: u64) -> bool {
         // Collect the gaps of [seq, end) not covered by stored segments.
         let mut cursor = seq;
         let mut pieces: Vec<(u64, u64)> = Vec::new();
@@ -261,6 +264,14 @@ mod tests {
         assert_eq!(r.read(&mut out, 100), 35);
         assert_eq!(&out[10..20], &[1; 10]);
         assert_eq!(r.insert(5, &[9; 5]), Arrival::Duplicate);
+    }
+
+    #[test]
+    fn a_range_past_the_end_of_the_sequence_space_is_not_stored() {
+        let mut r = Reassembly::new(u64::MAX - 20);
+        assert_eq!(r.insert(u64::MAX - 5, &[1; 10]), Arrival::Duplicate);
+        assert_eq!(r.insert(u64::MAX - 10, &[1; 10]), Arrival::OutOfOrder);
+        assert_eq!(r.buffered(), 10);
     }
 
     #[test]

@@ -44,7 +44,7 @@ impl Receiver {
             delayed_ack_timeout: Duration::from_millis(delack_ms),
             ts_recent: 0,
             last_ack_sent: rcv_nxt,
-            rcv_adv: rcv_nxt + capacity,
+            rcv_adv: rcv_nxt.saturating_add(capacity),
             ack_now: false,
             unacked_segments: 0,
             delack_deadline: None,
@@ -124,7 +124,7 @@ impl Receiver {
     /// Records that an ACK carrying the current state is being sent.
     pub fn on_ack_sent(&mut self) {
         self.last_ack_sent = self.rcv_nxt();
-        self.rcv_adv = self.rcv_nxt() + self.window();
+        self.rcv_adv = self.rcv_nxt().saturating_add(self.window());
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -168,21 +168,30 @@ impl Receiver {
         ts_val: u32,
     ) -> u64 {
         let rcv_nxt = self.rcv_nxt();
-        let seg_end = seq + payload.len() as u64 + u64::from(fin);
+        let Some(seg_end) = seq
+            .checked_add(payload.len() as u64)
+            .and_then(|end| end.checked_add(u64::from(fin)))
+        else {
+            // A segment ending past the sequence space lies beyond any window we offer: it is
+            // dropped and answered with an ACK, as any unacceptable segment (RFC 793 §3.9).
+            self.ack_now = true;
+            return 0;
+        };
         // RFC 7323 §4.3: update TS.Recent from a segment covering Last.ACK.sent.
         if seq <= self.last_ack_sent && seg_end >= self.last_ack_sent {
             self.ts_recent = ts_val;
         }
         if fin {
-            let f = seq + payload.len() as u64;
+            // seq + len < seg_end: checked above.
+            let f = seg_end - 1;
             self.fin_seq.get_or_insert(f);
         }
         if payload.is_empty() && !fin {
             return 0;
         }
         // Trim to the receive window; data beyond it is dropped (RFC 793 §3.9).
-        let right = rcv_nxt + self.window();
-        let mut end = seq + payload.len() as u64;
+        let right = rcv_nxt.saturating_add(self.window());
+        let mut end = seg_end - u64::from(fin);
         if end > right {
             end = right.max(seq);
         }
@@ -233,5 +242,43 @@ impl Receiver {
             self.ack_now = true;
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receiver() -> Receiver {
+        Receiver::new(1000, 10_000, 1000, false, 200)
+    }
+
+    #[test]
+    fn a_segment_ending_past_the_sequence_space_is_dropped_and_acknowledged() {
+        let mut r = receiver();
+        for (seq, len, fin) in [(u64::MAX - 10, 100, false), (u64::MAX, 0, true)] {
+            assert_eq!(r.on_segment(Time::ZERO, seq, &vec![1; len], fin, 7), 0);
+            assert!(r.wants_ack(), "answered like any unacceptable segment");
+            r.on_ack_sent();
+        }
+        assert_eq!(r.rcv_nxt(), 1000);
+        assert_eq!(r.reasm.buffered(), 0);
+        assert!(!r.fin_received());
+        assert_eq!(
+            r.ts_recent(),
+            0,
+            "an unacceptable segment does not set TS.Recent"
+        );
+        // The connection goes on.
+        assert_eq!(r.on_segment(Time::ZERO, 1000, &[2; 10], false, 8), 10);
+    }
+
+    #[test]
+    fn a_receiver_at_the_end_of_the_sequence_space_saturates_its_window_edge() {
+        let mut r = Receiver::new(u64::MAX - 5, 10_000, 1000, false, 200);
+        r.on_ack_sent();
+        assert_eq!(r.on_segment(Time::ZERO, u64::MAX - 5, &[3; 5], false, 1), 5);
+        assert_eq!(r.rcv_nxt(), u64::MAX);
+        assert_eq!(r.on_segment(Time::ZERO, u64::MAX, &[3; 5], false, 1), 0);
     }
 }
