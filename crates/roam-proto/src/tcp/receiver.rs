@@ -4,8 +4,11 @@
 
 use std::time::Duration;
 
-use super::reassembly::{Arrival, Reassembly};
+use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD};
 use crate::Time;
+
+/// Most ranges reported corrupted (TCP-ELN) that a receiver remembers.
+const MAX_CORRUPTED_RANGES: usize = 1024;
 
 /// The receiving half.
 #[derive(Debug)]
@@ -34,10 +37,17 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// A receiver expecting `rcv_nxt` next (one past the peer's SYN).
+    /// A receiver expecting `rcv_nxt` next (one past the peer's SYN), buffering at most
+    /// `capacity` bytes of segments of at most `mss` bytes. It holds at most
+    /// `capacity / mss + 2` out-of-order pieces: a sender of full segments never needs more.
     pub fn new(rcv_nxt: u64, capacity: u64, mss: u64, delayed_ack: bool, delack_ms: u64) -> Self {
+        let max_pieces = capacity / mss.max(1) + 2;
         Receiver {
-            reasm: Reassembly::new(rcv_nxt),
+            reasm: Reassembly::new(
+                rcv_nxt,
+                usize::try_from(capacity).unwrap_or(usize::MAX),
+                usize::try_from(max_pieces).unwrap_or(usize::MAX),
+            ),
             capacity,
             mss,
             delayed_ack,
@@ -56,13 +66,13 @@ impl Receiver {
     }
 
     /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
-    /// (reported by the host; TCP-ELN). At most 1024 ranges are remembered.
+    /// (reported by the host; TCP-ELN). At most [`MAX_CORRUPTED_RANGES`] are remembered.
     pub fn note_corrupted(&mut self, seq: u64, len: u64) {
         let end = seq.saturating_add(len);
         if len == 0 || end <= self.rcv_nxt() {
             return;
         }
-        if self.corrupted.len() >= 1024 {
+        if self.corrupted.len() >= MAX_CORRUPTED_RANGES {
             self.corrupted.pop_first();
         }
         let e = self.corrupted.entry(seq).or_insert(end);
@@ -112,6 +122,32 @@ impl Receiver {
     /// In-order bytes waiting to be read.
     pub fn readable(&self) -> usize {
         self.reasm.readable()
+    }
+
+    /// Bytes held: in order and not yet read, plus out of order.
+    pub fn buffered(&self) -> usize {
+        self.reasm.buffered()
+    }
+
+    /// Out-of-order pieces held now, and at most.
+    pub fn out_of_order_pieces(&self) -> (usize, usize) {
+        (self.reasm.pieces(), self.reasm.max_pieces())
+    }
+
+    /// Out-of-order pieces refused so far because the most were held (a sender of full
+    /// segments never causes this).
+    pub fn refused_pieces(&self) -> u64 {
+        self.reasm.refused()
+    }
+
+    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead and the
+    /// ELN ranges (see `docs/HANDSHAKE.md`, "Memory").
+    pub fn memory_bound(&self) -> usize {
+        let corrupted_entry = 2 * std::mem::size_of::<u64>() + 48;
+        usize::try_from(self.capacity)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.reasm.max_pieces().saturating_mul(PIECE_OVERHEAD))
+            .saturating_add(MAX_CORRUPTED_RANGES * corrupted_entry)
     }
 
     /// The window to advertise now: free buffer space, never shrinking the right edge.
