@@ -250,7 +250,7 @@ impl Receiver {
             Arrival::InOrder { filled_hole: false }
                 if self.delayed_ack && !self.reasm.has_holes() =>
             {
-                self.unacked_segments += 1;
+                self.unacked_segments = self.unacked_segments.saturating_add(1);
                 if self.unacked_segments >= 2 || usable.len() as u64 >= 2 * self.mss {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {
