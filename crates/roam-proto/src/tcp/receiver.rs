@@ -66,7 +66,7 @@ impl Receiver {
     }
 
     /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
-    /// (reported by the host; TCP-ELN). At most [`MAX_CORRUPTED_RANGES`] are remembered.
+    /// (reported by the host; TCP-ELN). At most 1024 ranges are remembered.
     pub fn note_corrupted(&mut self, seq: u64, len: u64) {
         let end = seq.saturating_add(len);
         if len == 0 || end <= self.rcv_nxt() {
