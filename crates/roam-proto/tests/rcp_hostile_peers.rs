@@ -538,3 +538,33 @@ fn the_receiver_echoes_the_token_until_the_first_data_then_stops() {
     assert!(net.done());
     assert_eq!(net.delivered, rcp_support::object_bytes(50_000));
 }
+
+/// Timer arithmetic saturates: RTOs at the top of their range (any value `validate` accepts)
+/// back off without overflowing, for the SYN, persist probes and the pipe's RTO.
+#[test]
+fn timers_at_the_top_of_their_range_saturate() {
+    let config = Arc::new(RcpConfig {
+        initial_rto_ms: u64::MAX,
+        min_rto_ms: u64::MAX / 2,
+        max_rto_ms: u64::MAX,
+        ..RcpConfig::default()
+    });
+    config.validate().expect("accepted");
+    let mut rx = receiver(&config);
+    let mut buf = Vec::new();
+    let mut now = Time::ZERO;
+    for _ in 0..10 {
+        while rx.poll_transmit(now, &mut buf).is_some() {}
+        now = rx.poll_timeout().unwrap_or(Time::MAX);
+        rx.handle_timeout(now);
+    }
+    // Established, blocked by a zero window: persist probes back off too.
+    let mut rx = receiver(&config);
+    let tx = open_pair(&config, store(10), &mut rx, Time::ZERO);
+    drop(tx);
+    for _ in 0..10 {
+        while rx.poll_transmit(now, &mut buf).is_some() {}
+        now = rx.poll_timeout().unwrap_or(Time::MAX);
+        rx.handle_timeout(now);
+    }
+}

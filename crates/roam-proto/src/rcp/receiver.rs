@@ -293,8 +293,9 @@ impl RcpReceiver {
     /// Bytes of memory this receiver holds at most, whatever its sender sends: the received
     /// bytes never exceed [`RcpConfig::recv_buffer`] (it accepts only what it requested, and
     /// requests at most that far past its read point), counted twice for the growth of the
-    /// buffers that hold them; at most [`max_units`] outstanding units, out-of-order pieces and
-    /// queued requests with their bookkeeping; the object name and the fixed state.
+    /// buffers that hold them; at most `2 · recv_buffer / mss + 64` outstanding units,
+    /// out-of-order pieces and queued requests with their bookkeeping; the object name and the
+    /// fixed state.
     pub fn memory_bound(&self) -> usize {
         let data = usize::try_from(self.config.recv_buffer).unwrap_or(usize::MAX);
         let per_unit = PIECE_OVERHEAD + UNIT_OVERHEAD + std::mem::size_of::<Outgoing>();
