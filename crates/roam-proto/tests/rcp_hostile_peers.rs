@@ -423,15 +423,25 @@ fn a_blocking_store_is_read_by_the_host_not_inside_poll_transmit() {
 /// must never be larger than that request.
 #[test]
 fn a_reset_is_never_larger_than_the_request() {
-    let req = cumulative(5000, 0);
     let mut buf = Vec::new();
-    if let Some(n) = reset_for(Time::ZERO, &req, &mut buf) {
-        assert!(
-            n <= req.len(),
-            "{n}-byte reset for a {}-byte request",
-            req.len()
-        );
-    }
+    let plain = cumulative(5000, 0);
+    assert_eq!(
+        reset_for(Time::ZERO, &plain, &mut buf),
+        None,
+        "34 bytes: too short"
+    );
+    let block = PullBlock {
+        id: 1,
+        start: 0,
+        end: 1000,
+    };
+    let pull = request(Flags::ACK, RequestMode::PULL, 5000, 0, &[block]);
+    let n = reset_for(Time::ZERO, &pull, &mut buf).expect("a pull earns a reset");
+    assert!(
+        n <= pull.len(),
+        "{n}-byte reset for a {}-byte request",
+        pull.len()
+    );
 }
 
 /// A hostile sender raising its window one byte at a time makes the receiver request one-byte
