@@ -118,6 +118,8 @@ struct Route {
     server: usize,
     switches: u32,
     attempts: usize,
+    /// Servers that reset a request for this object (they do not hold it).
+    refused: Vec<bool>,
     per_path: Vec<(SocketAddr, SocketAddr, u64)>,
 }
 
@@ -151,6 +153,7 @@ pub async fn fetch<F: FnMut(&Progress)>(
             server: 0,
             switches: 0,
             attempts: 0,
+            refused: vec![false; plan.servers.len()],
             per_path: Vec::new(),
         },
         progress,
@@ -261,9 +264,11 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                             }
                         }
                         RcpEvent::Eof | RcpEvent::Closed => ended = Some(true),
-                        RcpEvent::Reset | RcpEvent::Failed | RcpEvent::TimedOut => {
-                            ended = Some(false)
+                        RcpEvent::Reset => {
+                            self.route.refused[self.route.server] = true;
+                            ended = Some(false);
                         }
+                        RcpEvent::Failed | RcpEvent::TimedOut => ended = Some(false),
                     }
                 }
                 if n > 0 {
@@ -306,7 +311,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                 }
             };
             self.driver.endpoint().remove(h);
-            self.switch(outcome, object)?;
+            self.switch(outcome)?;
         }
     }
 
@@ -351,11 +356,17 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
 
     /// Moves to another local address (if the local side failed and there is one) or the
     /// next server, or gives up.
-    fn switch(&mut self, why: Abandon, object: &str) -> Result<(), NetError> {
+    fn switch(&mut self, why: Abandon) -> Result<(), NetError> {
         self.route.switches += 1;
+        if self.route.refused.iter().all(|r| *r) {
+            return Err(NetError::Unreachable {
+                name: self.plan.name.clone(),
+                reason: "every server refused it (no such object, or a reset)".into(),
+            });
+        }
         if self.route.attempts >= self.plan.max_attempts {
             return Err(NetError::Unreachable {
-                name: object.to_string(),
+                name: self.plan.name.clone(),
                 reason: format!(
                     "no progress after {} attempts over {} local address(es) and {} server(s)",
                     self.route.attempts,
@@ -367,7 +378,16 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
         let (vias, servers) = (self.plan.vias.len(), self.plan.servers.len());
         match why {
             Abandon::Local if vias > 1 => self.route.via = (self.route.via + 1) % vias,
-            _ if servers > 1 => self.route.server = (self.route.server + 1) % servers,
+            _ if servers > 1 => {
+                self.route.server = (self.route.server + 1) % servers;
+                // Skip the servers that refused the object.
+                for _ in 0..servers {
+                    if !self.route.refused[self.route.server] {
+                        break;
+                    }
+                    self.route.server = (self.route.server + 1) % servers;
+                }
+            }
             _ => self.route.via = (self.route.via + 1) % vias,
         }
         Ok(())
