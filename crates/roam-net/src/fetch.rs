@@ -89,6 +89,61 @@ trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
 }
 
+/// Counts the bytes and checks them against the generated pattern.
+struct CountSink {
+    bytes: u64,
+    wrong: u64,
+}
+
+impl Sink for CountSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        for (i, b) in bytes.iter().enumerate() {
+            if *b != crate::store::perf_byte(self.bytes + i as u64) {
+                self.wrong += 1;
+            }
+        }
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// Receives `bytes` of a generated object (or receives until `duration` has passed) from
+/// `plan.servers[0]` over `plan.vias[0]`, checking every byte against the pattern; returns
+/// (bytes, seconds).
+pub async fn receive_generated(
+    plan: &FetchPlan,
+    bytes: u64,
+    duration: Option<Duration>,
+) -> Result<(u64, f64), NetError> {
+    let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
+    let started = Clock::wall();
+    let mut s = Session {
+        plan,
+        driver,
+        route: Route {
+            via: 0,
+            server: 0,
+            switches: 0,
+            attempts: 0,
+            refused: vec![false; plan.servers.len()],
+            per_path: Vec::new(),
+        },
+        progress: |_: &Progress| {},
+        started,
+        deadline: duration.map(|d| started + d),
+    };
+    let name = format!("{}{bytes}", crate::store::PERF_PREFIX);
+    let mut sink = CountSink { bytes: 0, wrong: 0 };
+    let got = s.transfer(&name, bytes, &mut sink).await?;
+    if sink.wrong > 0 {
+        return Err(NetError::Integrity {
+            name,
+            reason: format!("{} bytes differ from the pattern", sink.wrong),
+        });
+    }
+    Ok((got, started.elapsed().as_secs_f64()))
+}
+
 impl Sink for Vec<u8> {
     fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
         self.extend_from_slice(bytes);
@@ -129,6 +184,8 @@ struct Session<'a, F> {
     route: Route,
     progress: F,
     started: Instant,
+    /// Stop receiving at this instant (a timed `roam perf`).
+    deadline: Option<Instant>,
 }
 
 /// Fetches `plan.name` into `out`, verified. `progress` is called after every turn that
@@ -158,6 +215,7 @@ pub async fn fetch<F: FnMut(&Progress)>(
         },
         progress,
         started: Clock::wall(),
+        deadline: None,
     };
     let meta_name = format!("{META_PREFIX}{}", plan.name);
     let mut meta_bytes = Vec::new();
@@ -286,7 +344,8 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                         switches: self.route.switches,
                     });
                 }
-                if total.is_some_and(|t| got >= t) || ended == Some(true) {
+                let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);
+                if total.is_some_and(|t| got >= t) || ended == Some(true) || timed_out {
                     // Send the FIN the receiver queued, then forget the connection.
                     self.driver.flush().await;
                     self.driver.endpoint().remove(h);

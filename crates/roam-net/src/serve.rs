@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{EndpointConfig, EndpointEvent};
+use roam_proto::endpoint::{EndpointConfig, EndpointEvent, Handle};
+use roam_proto::tcp;
 
-use crate::{DirStore, Driver, LocalSpec, NetError, ServerAcceptor};
+use crate::{DirStore, Driver, LocalSpec, NetConn, NetError, ServerAcceptor};
 
 /// How often an idle server wakes up (it sleeps until a datagram or deadline otherwise).
 const IDLE_WAKE: Duration = Duration::from_secs(1);
@@ -49,12 +50,38 @@ impl Server {
     }
 
     /// Serves until the task is dropped or aborted.
+    ///
+    /// RCP connections serve objects; TCP-like connections are a discard sink (what
+    /// `roam perf` measures): their bytes are read and dropped, and the server closes its
+    /// side when the client has.
     pub async fn run(mut self) -> Result<(), NetError> {
+        let mut sinks: Vec<Handle> = Vec::new();
+        let mut scratch = Vec::new();
         loop {
             self.step().await;
-            while let Some(ev) = self.driver.endpoint().poll_event() {
-                if let EndpointEvent::Removed { handle, reason, .. } = ev {
-                    tracing::debug!(?handle, ?reason, "connection removed");
+            let ep = self.driver.endpoint();
+            while let Some(ev) = ep.poll_event() {
+                match ev {
+                    EndpointEvent::Accepted(h) => {
+                        if matches!(ep.connection(h), Some(NetConn::Tcp(_))) {
+                            sinks.push(h);
+                        }
+                    }
+                    EndpointEvent::Removed { handle, reason, .. } => {
+                        sinks.retain(|h| *h != handle);
+                        tracing::debug!(?handle, ?reason, "connection removed");
+                    }
+                }
+            }
+            for h in &sinks {
+                if let Some(NetConn::Tcp(c)) = ep.connection_mut(*h) {
+                    scratch.clear();
+                    c.read(&mut scratch, usize::MAX);
+                    while let Some(ev) = c.poll_event() {
+                        if ev == tcp::Event::Eof {
+                            c.close();
+                        }
+                    }
                 }
             }
         }

@@ -17,6 +17,24 @@ use crate::NetError;
 /// The reserved prefix of metadata objects.
 pub const META_PREFIX: &str = ".roam-meta/";
 
+/// The reserved prefix of generated objects for `roam perf`: `.roam-perf/N` is `N` bytes
+/// (at most [`MAX_PERF_OBJECT`]) of [`perf_byte`], read from no disk.
+pub const PERF_PREFIX: &str = ".roam-perf/";
+
+/// Largest generated object (1 TiB).
+pub const MAX_PERF_OBJECT: u64 = 1 << 40;
+
+/// Byte `i` of every generated object.
+pub fn perf_byte(i: u64) -> u8 {
+    (i % 251) as u8
+}
+
+/// The length a generated object's name asks for.
+fn perf_len(name: &[u8]) -> Option<u64> {
+    let n = std::str::from_utf8(name.strip_prefix(PERF_PREFIX.as_bytes())?).ok()?;
+    n.parse::<u64>().ok().filter(|n| *n <= MAX_PERF_OBJECT)
+}
+
 /// Length and digest of an object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObjectMeta {
@@ -178,6 +196,9 @@ impl DirStore {
 
 impl ObjectStore for DirStore {
     fn object_len(&self, name: &[u8]) -> Option<u64> {
+        if name.starts_with(PERF_PREFIX.as_bytes()) {
+            return perf_len(name);
+        }
         if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
             return self.meta(obj).map(|m| m.encode().len() as u64);
         }
@@ -187,7 +208,9 @@ impl ObjectStore for DirStore {
 
     fn read(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
         let start = out.len();
-        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
+        if perf_len(name).is_some() {
+            out.extend((offset..offset.saturating_add(len as u64)).map(perf_byte));
+        } else if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
             if let Some(m) = self.meta(obj) {
                 let bytes = m.encode();
                 let from = usize::try_from(offset)
@@ -264,6 +287,18 @@ mod tests {
         assert_eq!(m.digest, *blake3::hash(b"abc").as_bytes());
         assert!(ObjectMeta::decode(b"roam-meta 1\nlen x\n").is_err());
         assert_eq!(s.object_len(b".roam-meta/../f"), None);
+    }
+
+    #[test]
+    fn generated_objects_have_their_length_and_pattern() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = DirStore::new(dir.path()).unwrap();
+        assert_eq!(s.object_len(b".roam-perf/1000"), Some(1000));
+        assert_eq!(s.object_len(b".roam-perf/x"), None);
+        assert_eq!(s.object_len(b".roam-perf/1099511627777"), None);
+        let mut out = Vec::new();
+        s.read(b".roam-perf/1000", 250, 3, &mut out);
+        assert_eq!(out, [250, 0, 1]);
     }
 
     #[test]

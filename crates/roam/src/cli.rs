@@ -101,6 +101,9 @@ roam reproduce rcp --png   # PNG copies of the plots, for documents that take bi
     /// Download one file from `roam serve` servers, verified, surviving a lost path or server.
     #[command(long_about = crate::cmd::get::LONG_ABOUT)]
     Get(crate::cmd::get::GetArgs),
+    /// Measure goodput over real UDP per engine and controller, like iperf3.
+    #[command(long_about = crate::cmd::perf::LONG_ABOUT)]
+    Perf(crate::cmd::perf::PerfArgs),
 }
 
 /// Arguments of `roam reproduce`.

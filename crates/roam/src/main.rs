@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => cmd::reproduce::run(args),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Get(args) => cmd::get::run(args),
+        Command::Perf(args) => cmd::perf::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

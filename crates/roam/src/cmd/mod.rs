@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod get;
+pub mod perf;
 pub mod reproduce;
 pub mod serve;
 pub mod sim;
