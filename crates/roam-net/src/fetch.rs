@@ -346,6 +346,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                 }
                 let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);
                 if total.is_some_and(|t| got >= t) || ended == Some(true) || timed_out {
+                    tracing::debug!(stats = ?r.stats(), pipe = ?r.pipe().stats(), "transfer done");
                     // Send the FIN the receiver queued, then forget the connection.
                     self.driver.flush().await;
                     self.driver.endpoint().remove(h);
