@@ -5,7 +5,7 @@
 //!   an [`Endpoint`](roam_proto::endpoint::Endpoint) holding the connections, a monotonic
 //!   [`Clock`] read here and never inside an engine; the application calls
 //!   [`Driver::step`] in a loop and uses its connections between steps.
-//! - [`serve`]: serves a directory ([`DirStore`]: no name leaves it) to every engine.
+//! - [`Server`]: serves a directory ([`DirStore`]: no name leaves it) to every engine.
 //! - [`fetch`]: downloads one object over RCP, verified against its length and BLAKE3
 //!   digest, continuing from another local address or server when one stops answering.
 //!

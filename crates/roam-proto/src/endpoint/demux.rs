@@ -97,11 +97,8 @@ impl<C: EndpointConnection, L: Copy + Eq, A: Copy + Eq> Table<C, L, A> {
 
     /// True if any of `ids` is held by a connection other than `except`.
     pub fn any_in_use(&self, ids: &[(ConnId, PathId)], except: Option<Handle>) -> bool {
-        ids.iter().any(|(id, _)| {
-            self.by_id
-                .get(id)
-                .is_some_and(|(h, _)| Some(*h) != except)
-        })
+        ids.iter()
+            .any(|(id, _)| self.by_id.get(id).is_some_and(|(h, _)| Some(*h) != except))
     }
 
     pub fn get(&self, h: Handle) -> Option<&Entry<C, L, A>> {

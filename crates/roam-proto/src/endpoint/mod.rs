@@ -27,9 +27,7 @@ use roam_wire::ConnId;
 
 use crate::Time;
 pub use demux::{Handle, PathAddrs};
-pub use host::{
-    DatagramEvent, Endpoint, EndpointEvent, InsertError, RemoveReason, Transmit,
-};
+pub use host::{DatagramEvent, Endpoint, EndpointEvent, InsertError, RemoveReason, Transmit};
 pub use limits::{EndpointConfig, EndpointStats, Refusal};
 pub use token::{low_bits, token_slot, TokenKey, TOKEN_SLOT};
 

@@ -165,7 +165,10 @@ fn datagrams_reach_their_connection_and_unknown_ids_go_to_the_acceptor() {
         Some(DatagramEvent::Delivered(h))
     );
     assert_eq!(ep.connection(h).unwrap().received.len(), 1);
-    assert_eq!(ep.handle(T0, 1, 100, &header(Flags::ACK, 6), &mut out), None);
+    assert_eq!(
+        ep.handle(T0, 1, 100, &header(Flags::ACK, 6), &mut out),
+        None
+    );
     assert_eq!(ep.stats().dropped_unknown, 1);
     assert_eq!(ep.handle(T0, 1, 100, &d[..11], &mut out), None);
     assert_eq!(ep.stats().dropped_malformed, 1);
@@ -358,7 +361,10 @@ fn drained_connections_are_removed_and_returned() {
     assert_eq!(conn.received.len(), 1);
     assert_eq!(ep.memory(), 0);
     // Its id is free again (for the acceptor).
-    assert_eq!(ep.handle(T0, 1, 100, &header(Flags::ACK, 1), &mut out), None);
+    assert_eq!(
+        ep.handle(T0, 1, 100, &header(Flags::ACK, 1), &mut out),
+        None
+    );
     assert_eq!(ep.stats().dropped_unknown, 1);
 }
 
@@ -415,10 +421,7 @@ fn poll_transmit_asks_only_connections_that_may_send_and_round_robins() {
             .map(|t| (t.handle, buf[..t.len][0]))
     })
     .collect();
-    assert_eq!(
-        order,
-        [(hs[10], 1), (hs[20], 1), (hs[10], 2), (hs[20], 2)]
-    );
+    assert_eq!(order, [(hs[10], 1), (hs[20], 1), (hs[10], 2), (hs[20], 2)]);
     assert!(polls.get() <= 6, "{} polls", polls.get());
 }
 
@@ -432,7 +435,10 @@ fn multipath_paths_and_conn_ids_come_and_go_at_run_time() {
         .ids
         .push((ConnId(2), PathId(1)));
     let mut out = Vec::new();
-    assert_eq!(ep.handle(T0, 2, 200, &header(Flags::ACK, 2), &mut out), None);
+    assert_eq!(
+        ep.handle(T0, 2, 200, &header(Flags::ACK, 2), &mut out),
+        None
+    );
     ep.add_path(h, PathId(1), 2, 200).unwrap();
     assert_eq!(
         ep.handle(T0, 2, 200, &header(Flags::ACK, 2), &mut out),
@@ -446,7 +452,10 @@ fn multipath_paths_and_conn_ids_come_and_go_at_run_time() {
     let t = ep.poll_transmit(T0, &mut buf()).unwrap();
     assert_eq!((t.path, t.local, t.remote), (PathId(1), 2, 200));
     ep.remove_path(h, PathId(1)).unwrap();
-    assert_eq!(ep.handle(T0, 2, 200, &header(Flags::ACK, 2), &mut out), None);
+    assert_eq!(
+        ep.handle(T0, 2, 200, &header(Flags::ACK, 2), &mut out),
+        None
+    );
     ep.connection_mut(h)
         .unwrap()
         .outbox
@@ -480,7 +489,11 @@ fn inserts_refuse_ids_in_use_and_unmapped_paths_and_handles_are_not_reused() {
         accept(&mut ep, 100, 3),
         Some(DatagramEvent::Accepted(_))
     ));
-    assert_eq!(ep.stats().refused_conn_id, 0, "delivered to the holder instead");
+    assert_eq!(
+        ep.stats().refused_conn_id,
+        0,
+        "delivered to the holder instead"
+    );
 }
 
 #[test]
@@ -500,7 +513,8 @@ fn a_hostile_flood_keeps_state_and_memory_bounded() {
         x ^= x >> 7;
         x ^= x << 17;
         let peer = (x % 5000) as u32;
-        let flags = [Flags::SYN, Flags::SYN | Flags::ACK, Flags::RST, Flags::ACK][(x >> 20) as usize % 4];
+        let flags =
+            [Flags::SYN, Flags::SYN | Flags::ACK, Flags::RST, Flags::ACK][(x >> 20) as usize % 4];
         let mut d = header(flags, x >> 32);
         d.truncate(12 - (x >> 40) as usize % 2);
         let now = Time::from_micros(i * 10);
