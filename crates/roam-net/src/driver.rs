@@ -10,7 +10,7 @@ use std::time::Duration;
 use roam_proto::endpoint::{Acceptor, DatagramEvent, Endpoint, EndpointConfig, TokenKey};
 use roam_proto::Time;
 use tokio::net::UdpSocket;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use tokio::task::JoinHandle;
 
 use crate::socket::{self, Incoming, LocalSpec};
@@ -59,6 +59,8 @@ pub struct Driver<P: Acceptor> {
     clock: Clock,
     buf: Vec<u8>,
     stats: DriverStats,
+    /// Wakes [`Driver::step`] early (work done off the driver's task completed).
+    wake: Arc<Notify>,
 }
 
 /// A fresh address-validation key from the OS RNG.
@@ -91,6 +93,7 @@ impl<P: Acceptor> Driver<P> {
             clock: Clock::new(),
             buf: Vec::with_capacity(socket::MAX_DATAGRAM),
             stats: DriverStats::default(),
+            wake: Arc::new(Notify::new()),
         };
         for spec in locals {
             d.add_local(spec)?;
@@ -146,6 +149,13 @@ impl<P: Acceptor> Driver<P> {
         self.clock.now()
     }
 
+    /// A handle that ends the current (or next) [`Driver::step`]'s wait: for work done off
+    /// the driver's task, such as file reads, whose results the application hands to a
+    /// connection between steps.
+    pub fn waker(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
     /// Socket counters.
     pub fn stats(&self) -> DriverStats {
         self.stats
@@ -187,6 +197,7 @@ impl<P: Acceptor> Driver<P> {
         let first = tokio::select! {
             m = self.rx.recv() => m,
             _ = tokio::time::sleep_until(deadline.into()) => None,
+            _ = self.wake.notified() => None,
         };
         if let Some(m) = first {
             self.incoming(m).await;

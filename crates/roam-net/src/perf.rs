@@ -75,7 +75,8 @@ pub async fn perf_tcp(
         NoAcceptor::default(),
     )?;
     let now = d.now();
-    let c = tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), now)
+    let isn = random_u64()? % tcp::MAX_ISN;
+    let c = tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), isn, now)
         .map_err(|e| NetError::Config(e.to_string()))?;
     let path = PathAddrs {
         path: PathId::PRIMARY,

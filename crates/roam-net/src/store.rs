@@ -194,30 +194,17 @@ impl DirStore {
     }
 }
 
-impl ObjectStore for DirStore {
-    fn object_len(&self, name: &[u8]) -> Option<u64> {
-        if name.starts_with(PERF_PREFIX.as_bytes()) {
-            return perf_len(name);
-        }
-        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            return self.meta(obj).map(|m| m.encode().len() as u64);
-        }
-        let path = self.resolve(name)?;
-        self.with_entry(&path, |c| c.len)
-    }
-
-    fn read(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
+impl DirStore {
+    /// Appends bytes `offset .. offset + len` of `name` (file, metadata or generated object)
+    /// to `out`, reading the disk and hashing as needed: call it off the driver's task. A file
+    /// that shrank meanwhile is padded with zeros (the client's digest check catches it).
+    pub fn read_blocking(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
         let start = out.len();
         if perf_len(name).is_some() {
             out.extend((offset..offset.saturating_add(len as u64)).map(perf_byte));
         } else if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
             if let Some(m) = self.meta(obj) {
-                let bytes = m.encode();
-                let from = usize::try_from(offset)
-                    .unwrap_or(usize::MAX)
-                    .min(bytes.len());
-                let to = from.saturating_add(len).min(bytes.len());
-                out.extend_from_slice(&bytes[from..to]);
+                copy_range(&m.encode(), offset, len, out);
             }
         } else if let Some(path) = self.resolve(name) {
             if let Some(file) = self.with_entry(&path, |c| c.file.clone()) {
@@ -232,9 +219,60 @@ impl ObjectStore for DirStore {
                 out.truncate(start + done);
             }
         }
-        // The engine asked for `len` bytes inside the object: a file that shrank meanwhile
-        // is padded with zeros (the digest check at the client catches it).
         out.resize(start + len, 0);
+    }
+
+    /// The digest of `name` if it is already known (no disk access beyond a `stat`).
+    fn cached_meta(&self, name: &[u8]) -> Option<ObjectMeta> {
+        let path = self.resolve(name)?;
+        self.with_entry(&path, |c| c.meta).flatten()
+    }
+}
+
+fn copy_range(bytes: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
+    let from = usize::try_from(offset)
+        .unwrap_or(usize::MAX)
+        .min(bytes.len());
+    let to = from.saturating_add(len).min(bytes.len());
+    out.extend_from_slice(&bytes[from..to]);
+}
+
+/// The engines ask without blocking: lengths come from a `stat` (the metadata object's length
+/// does not depend on the digest), generated objects and known metadata are answered at once,
+/// and file bytes (and digests not yet computed) are read by the host ([`DirStore::read_blocking`]
+/// on a blocking thread, supplied to the sender when done: see `Server`).
+impl ObjectStore for DirStore {
+    fn object_len(&self, name: &[u8]) -> Option<u64> {
+        if name.starts_with(PERF_PREFIX.as_bytes()) {
+            return perf_len(name);
+        }
+        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
+            let path = self.resolve(obj)?;
+            let len = self.with_entry(&path, |c| c.len)?;
+            let m = ObjectMeta {
+                len,
+                digest: [0; 32],
+            };
+            return Some(m.encode().len() as u64);
+        }
+        let path = self.resolve(name)?;
+        self.with_entry(&path, |c| c.len)
+    }
+
+    fn read_now(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
+        if perf_len(name).is_some() {
+            out.extend((offset..offset.saturating_add(len as u64)).map(perf_byte));
+            return true;
+        }
+        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
+            if let Some(m) = self.cached_meta(obj) {
+                let start = out.len();
+                copy_range(&m.encode(), offset, len, out);
+                out.resize(start + len, 0);
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -281,10 +319,24 @@ mod tests {
         let s = DirStore::new(dir.path()).unwrap();
         let n = s.object_len(b".roam-meta/f").unwrap();
         let mut out = Vec::new();
-        s.read(b".roam-meta/f", 0, n as usize, &mut out);
+        assert!(
+            !s.read_now(b".roam-meta/f", 0, n as usize, &mut out),
+            "not hashed yet"
+        );
+        s.read_blocking(b".roam-meta/f", 0, n as usize, &mut out);
         let m = ObjectMeta::decode(&out).unwrap();
         assert_eq!(m.len, 3);
         assert_eq!(m.digest, *blake3::hash(b"abc").as_bytes());
+        let mut again = Vec::new();
+        assert!(
+            s.read_now(b".roam-meta/f", 0, n as usize, &mut again),
+            "cached"
+        );
+        assert_eq!(again, out);
+        assert!(
+            !s.read_now(b"f", 0, 3, &mut again),
+            "file bytes are the host's to read"
+        );
         assert!(ObjectMeta::decode(b"roam-meta 1\nlen x\n").is_err());
         assert_eq!(s.object_len(b".roam-meta/../f"), None);
     }
@@ -297,7 +349,7 @@ mod tests {
         assert_eq!(s.object_len(b".roam-perf/x"), None);
         assert_eq!(s.object_len(b".roam-perf/1099511627777"), None);
         let mut out = Vec::new();
-        s.read(b".roam-perf/1000", 250, 3, &mut out);
+        assert!(s.read_now(b".roam-perf/1000", 250, 3, &mut out));
         assert_eq!(out, [250, 0, 1]);
     }
 

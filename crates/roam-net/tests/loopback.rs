@@ -226,6 +226,7 @@ async fn a_multi_megabyte_stream_arrives_intact_over_tcp() {
         Arc::new(roam_net::engines::tcp_config()),
         CcKind::NewReno,
         ConnId(roam_net::random_u64().unwrap()),
+        roam_net::random_u64().unwrap() % tcp::MAX_ISN,
         now,
     )
     .unwrap();

@@ -30,10 +30,46 @@ pub(crate) fn derived_rng(parent: &ChaCha8Rng, name: &str) -> ChaCha8Rng {
     rng
 }
 
+/// A stream derived from `parent`'s seed and stream and from `name`, without drawing from
+/// `parent`: a component that needs a new kind of randomness (a token key) takes it here, so
+/// that every stream drawn before stays as it was.
+pub(crate) fn substream(parent: &ChaCha8Rng, name: &str) -> ChaCha8Rng {
+    let mut rng = parent.clone();
+    rng.set_stream(stream_id(&format!("{:016x}/{name}", parent.get_stream())));
+    rng.set_word_pos(0);
+    rng
+}
+
+/// The address-validation key of the host an agent plays (RCP senders, media sinks), from its
+/// own `token-key` substream of the agent's stream.
+pub(crate) fn token_key(agent_rng: &ChaCha8Rng) -> roam_proto::endpoint::TokenKey {
+    let mut key = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut substream(agent_rng, "token-key"), &mut key);
+    roam_proto::endpoint::TokenKey::new(key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::Rng;
+
+    #[test]
+    fn a_substream_leaves_its_parent_untouched_and_depends_on_it() {
+        let mut parent = stream_rng(1, "agent:0:tx");
+        let mut fresh = stream_rng(1, "agent:0:tx");
+        let _: u64 = parent.gen();
+        let a: u64 = substream(&parent, "token-key").gen();
+        let b: u64 = substream(&fresh, "token-key").gen();
+        assert_eq!(a, b, "independent of how much the parent has drawn");
+        assert_eq!(parent.gen::<u64>(), {
+            let _: u64 = fresh.gen();
+            fresh.gen::<u64>()
+        });
+        let other: u64 = substream(&stream_rng(2, "agent:0:tx"), "token-key").gen();
+        assert_ne!(a, other);
+        let sibling: u64 = substream(&stream_rng(1, "agent:1:tx"), "token-key").gen();
+        assert_ne!(a, sibling);
+    }
 
     #[test]
     fn streams_differ_by_name_and_repeat_by_seed() {

@@ -119,6 +119,7 @@ mod tests {
                 ts_ecr: 0,
                 pull_id: 0,
                 object_len: None,
+                token: None,
                 payload: &payload,
             }
             .encode(&mut out);
