@@ -265,3 +265,71 @@ async fn a_multi_megabyte_stream_arrives_intact_over_tcp() {
     assert_eq!(got.len(), data.len());
     assert!(got == data, "content differs");
 }
+
+/// A spoofer's view: SYNs from an address that never echoes the token. Every reply is no
+/// larger than the SYN that caused it, and the server keeps no connection.
+#[tokio::test(flavor = "current_thread")]
+async fn handshake_replies_never_amplify_and_keep_no_state() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), pattern(1 << 20, 5)).unwrap();
+    let mut server = Server::bind(dir.path(), &[LocalSpec::addr(loopback())]).unwrap();
+    let addr = server.local_addr(0).unwrap();
+    let mut spoofer = tokio::spawn(async move {
+        let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
+        let now = roam_proto::Time::ZERO;
+        let mut sent = Vec::new();
+        for i in 0..200u64 {
+            let mut syn = Vec::new();
+            if i % 2 == 0 {
+                let mut r = roam_proto::rcp::RcpReceiver::connect(
+                    Arc::new(roam_net::engines::rcp_config()),
+                    Default::default(),
+                    ConnId(1000 + i),
+                    b"f",
+                    (0, u64::MAX),
+                    now,
+                )
+                .unwrap();
+                r.poll_transmit(now, &mut syn).unwrap();
+            } else {
+                let cfg = Arc::new(roam_net::engines::tcp_config());
+                let mut c =
+                    tcp::Connection::connect(cfg, CcKind::NewReno, ConnId(1000 + i), i, now)
+                        .unwrap();
+                c.poll_transmit(now, &mut syn).unwrap();
+            }
+            sock.send_to(&syn, addr).await.unwrap();
+            sent.push(syn.len());
+        }
+        // Replies: (conn id, length), read until quiet.
+        let mut replies = Vec::new();
+        let mut buf = vec![0u8; 65_535];
+        while let Ok(Ok(n)) =
+            tokio::time::timeout(Duration::from_millis(500), sock.recv(&mut buf)).await
+        {
+            let id = roam_wire::Header::peek_conn_id(&buf[..n]).unwrap();
+            replies.push((id.0, n));
+        }
+        (sent, replies)
+    });
+    let (sent, replies) = loop {
+        tokio::select! {
+            r = &mut spoofer => break r.unwrap(),
+            _ = server.step() => server.serve_connections(),
+        }
+    };
+    assert!(!replies.is_empty(), "the server answers handshakes");
+    for (id, len) in &replies {
+        let i = usize::try_from(id - 1000).unwrap();
+        assert!(
+            *len <= sent[i],
+            "reply of {len} bytes to a SYN of {}",
+            sent[i]
+        );
+    }
+    assert_eq!(
+        server.driver().endpoint().len(),
+        0,
+        "no state before the echo"
+    );
+}
