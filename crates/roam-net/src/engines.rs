@@ -89,7 +89,7 @@ pub fn tcp_config() -> TcpConfig {
 pub fn rcp_config() -> RcpConfig {
     RcpConfig {
         mss: 1400,
-        recv_buffer: 8 << 20,
+        recv_buffer: 2 << 20,
         initial_rto_ms: 200,
         min_rto_ms: 200,
         ..RcpConfig::default()

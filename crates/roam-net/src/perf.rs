@@ -122,6 +122,33 @@ pub async fn perf_tcp(
         let Some(NetConn::Tcp(c)) = ep.connection_mut(h) else {
             continue;
         };
+        // Take the events (a drained connection has none left): the clean close ends the
+        // measurement; a reset or timeout fails it.
+        while let Some(ev) = c.poll_event() {
+            match ev {
+                tcp::Event::Closed if closed => {
+                    return Ok(PerfReport {
+                        bytes: written,
+                        seconds: started.elapsed().as_secs_f64(),
+                    })
+                }
+                tcp::Event::Reset | tcp::Event::TimedOut => {
+                    return Err(NetError::Unreachable {
+                        name: server.to_string(),
+                        reason: format!("the connection ended: {ev:?}"),
+                    })
+                }
+                _ => {}
+            }
+        }
+        // Our FIN acknowledged (so every byte) and the server's received: done, without
+        // waiting out TIME-WAIT.
+        if closed && matches!(c.state(), tcp::State::TimeWait | tcp::State::Closed) {
+            return Ok(PerfReport {
+                bytes: written,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+        }
         let stop = until.is_some_and(|u| Clock::wall() >= u);
         while !closed && !stop && written < limit {
             let want = usize::try_from((limit - written).min(chunk.len() as u64)).unwrap_or(0);
