@@ -563,6 +563,9 @@ fn a_connection_meets_the_endpoint_contract() {
     let cfg = TcpConfig::default();
     let bound = EndpointConnection::memory_bound(server);
     assert!(bound as u64 > cfg.recv_buffer + cfg.send_buffer, "{bound}");
+    // docs/HANDSHAKE.md, "Memory": about 8.8 MiB with the defaults.
+    let mib = bound as f64 / f64::from(1 << 20);
+    assert!((8.7..8.95).contains(&mib), "{mib} MiB");
     // Both ended cleanly; drained once their events are taken.
     for c in [&mut pair.client, server] {
         assert!(c.is_closed());
@@ -588,4 +591,31 @@ fn a_server_first_segment_of_any_size_gets_no_reply_larger_than_itself() {
     let (u, rst) = answer(&mut a, Time::ZERO, CLIENT_ADDR, &stray);
     assert!(matches!(u, Unknown::Reset { .. }));
     assert_eq!(rst.len(), SEGMENT_FIXED_LEN);
+}
+
+/// Handshake timers back off without overflowing, whatever the configured timeouts.
+#[test]
+fn absurd_timer_settings_back_off_without_overflow() {
+    let cfg = Arc::new(TcpConfig {
+        initial_rto_ms: u64::MAX,
+        min_rto_ms: u64::MAX / 2,
+        max_rto_ms: u64::MAX,
+        // Ten doublings of u64::MAX ms pass Duration's range.
+        max_syn_retries: 12,
+        ..TcpConfig::default()
+    });
+    let mut a = acceptor(&cfg);
+    let (mut unconfirmed, _) = half_handshake(&cfg, &mut a, Time::ZERO);
+    let mut syn_sent =
+        Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(1), 1, Time::ZERO).expect("ok");
+    let mut buf = Vec::new();
+    for c in [&mut unconfirmed, &mut syn_sent] {
+        for _ in 0..20 {
+            while c.poll_transmit(Time::MAX, &mut buf).is_some() {}
+            match c.poll_timeout() {
+                Some(t) => c.handle_timeout(t),
+                None => break,
+            }
+        }
+    }
 }

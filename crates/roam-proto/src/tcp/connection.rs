@@ -161,6 +161,13 @@ fn heap_slack(cc: CcKind) -> usize {
     }
 }
 
+/// `base` doubled `retries` times (at most 10), at most `max` (whatever the configured values).
+fn backoff(base: Duration, retries: u32, max: Duration) -> Duration {
+    base.checked_mul(1 << retries.min(10))
+        .unwrap_or(Duration::MAX)
+        .min(max)
+}
+
 /// RFC 7323 timestamps: a wrapping microsecond clock.
 pub(crate) fn ts_of(now: Time) -> u32 {
     now.as_micros() as u32
@@ -630,7 +637,7 @@ impl Connection {
         if u.deadline > now || !self.nothing_outstanding() {
             return;
         }
-        u.retries += 1;
+        u.retries = u.retries.saturating_add(1);
         if u.retries > self.cfg.max_syn_retries {
             self.unconfirmed = None;
             self.state = State::Closed;
@@ -638,8 +645,7 @@ impl Connection {
             return;
         }
         self.receiver.force_ack();
-        let backoff = self.sender.rtt().rto() * (1u32 << u.retries.min(10));
-        u.deadline = now + backoff.min(self.cfg.max_rto());
+        u.deadline = now + backoff(self.sender.rtt().rto(), u.retries, self.cfg.max_rto());
         self.unconfirmed = Some(u);
     }
 
@@ -649,15 +655,15 @@ impl Connection {
         match self.state {
             State::SynSent => {
                 if self.syn_deadline.is_some_and(|d| d <= now) {
-                    self.syn_retries += 1;
+                    self.syn_retries = self.syn_retries.saturating_add(1);
                     if self.syn_retries > self.cfg.max_syn_retries {
                         self.state = State::Closed;
                         self.push_event(Event::TimedOut);
                         return;
                     }
                     self.syn_pending = true;
-                    let backoff = self.cfg.initial_rto() * (1u32 << self.syn_retries.min(10));
-                    self.syn_deadline = Some(now + backoff.min(self.cfg.max_rto()));
+                    let b = backoff(self.cfg.initial_rto(), self.syn_retries, self.cfg.max_rto());
+                    self.syn_deadline = Some(now + b);
                 }
             }
             State::Closed => {}

@@ -66,7 +66,7 @@ impl Receiver {
     }
 
     /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
-    /// (reported by the host; TCP-ELN). At most [`MAX_CORRUPTED_RANGES`] are remembered.
+    /// (reported by the host; TCP-ELN). At most 1024 ranges are remembered.
     pub fn note_corrupted(&mut self, seq: u64, len: u64) {
         let end = seq.saturating_add(len);
         if len == 0 || end <= self.rcv_nxt() {
@@ -250,7 +250,7 @@ impl Receiver {
             Arrival::InOrder { filled_hole: false }
                 if self.delayed_ack && !self.reasm.has_holes() =>
             {
-                self.unacked_segments += 1;
+                self.unacked_segments = self.unacked_segments.saturating_add(1);
                 if self.unacked_segments >= 2 || usable.len() as u64 >= 2 * self.mss {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {

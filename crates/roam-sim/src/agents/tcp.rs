@@ -307,7 +307,9 @@ impl Agent for TcpSenderAgent {
         match &self.conn {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.sender().cwnd()),
-                seq: Some(c.sender().snd_una()),
+                // Relative to the random ISN: the stream offset acknowledged, plus one for the
+                // SYN (what an ISN of zero made it).
+                seq: Some(c.sender().snd_una().saturating_sub(c.initial_seq())),
             },
             None => AgentSample::default(),
         }
