@@ -527,3 +527,29 @@ fn requests_and_syns_are_answered_with_a_reset_but_resets_are_not() {
     .encode(&mut rst_req);
     assert!(reset_for(Time::ZERO, &rst_req, &mut buf).is_none());
 }
+
+/// The endpoint's view of a transfer (`EndpointConnection`): one connection id on the primary
+/// path each; the receiver is drained once closed with everything read and every event taken,
+/// the sender once it expired; memory bounds follow the configuration.
+#[test]
+fn both_ends_serve_the_endpoint_contract() {
+    use roam_proto::endpoint::{EndpointConnection, PathId};
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 20_000, DELAY);
+    let mut ids = Vec::new();
+    net.rx.conn_ids(&mut ids);
+    assert_eq!(ids, [(net.rx.conn_id(), PathId::PRIMARY)]);
+    assert!(!net.rx.is_drained());
+    assert!(net.rx.memory_bound() >= 2 * RcpConfig::default().recv_buffer as usize);
+    net.run_until(secs(10));
+    assert!(net.done());
+    assert!(net.rx.is_drained(), "closed, read and polled");
+    let tx = net.tx.as_mut().expect("sender");
+    ids.clear();
+    tx.conn_ids(&mut ids);
+    assert_eq!(ids, [(tx.conn_id(), PathId::PRIMARY)]);
+    assert!(!tx.is_drained(), "lingering after the FIN");
+    let linger = EndpointConnection::poll_timeout(tx).expect("linger");
+    EndpointConnection::handle_timeout(tx, linger);
+    assert!(tx.is_drained());
+    assert!(tx.memory_bound() < 200_000);
+}

@@ -423,15 +423,25 @@ fn a_blocking_store_is_read_by_the_host_not_inside_poll_transmit() {
 /// must never be larger than that request.
 #[test]
 fn a_reset_is_never_larger_than_the_request() {
-    let req = cumulative(5000, 0);
     let mut buf = Vec::new();
-    if let Some(n) = reset_for(Time::ZERO, &req, &mut buf) {
-        assert!(
-            n <= req.len(),
-            "{n}-byte reset for a {}-byte request",
-            req.len()
-        );
-    }
+    let plain = cumulative(5000, 0);
+    assert_eq!(
+        reset_for(Time::ZERO, &plain, &mut buf),
+        None,
+        "34 bytes: too short"
+    );
+    let block = PullBlock {
+        id: 1,
+        start: 0,
+        end: 1000,
+    };
+    let pull = request(Flags::ACK, RequestMode::PULL, 5000, 0, &[block]);
+    let n = reset_for(Time::ZERO, &pull, &mut buf).expect("a pull earns a reset");
+    assert!(
+        n <= pull.len(),
+        "{n}-byte reset for a {}-byte request",
+        pull.len()
+    );
 }
 
 /// A hostile sender raising its window one byte at a time makes the receiver request one-byte
@@ -566,5 +576,51 @@ fn timers_at_the_top_of_their_range_saturate() {
         while rx.poll_transmit(now, &mut buf).is_some() {}
         now = rx.poll_timeout().unwrap_or(Time::MAX);
         rx.handle_timeout(now);
+    }
+}
+
+proptest! {
+    /// The reassembly buffer against a model, anywhere in the u64 offset space: segments of
+    /// any length at any offset near a base (wrapping past the top of the range), with
+    /// contents that disagree where they overlap. The first byte received for an offset is
+    /// the one kept; what is read is exactly the model's contiguous prefix; out-of-order
+    /// bytes never exceed the span they cover, nor pieces the limit.
+    #[test]
+    fn the_reassembly_buffer_keeps_the_first_byte_for_every_offset(
+        base in prop_oneof![Just(0u64), Just(u64::MAX - 5000), any::<u64>()],
+        segments in proptest::collection::vec((0u64..6000, 0usize..700, any::<u8>()), 1..80),
+        max_pieces in 1usize..20,
+    ) {
+        let mut b = RecvBuffer::with_max_pieces(base, max_pieces);
+        let mut model: std::collections::BTreeMap<u64, u8> = Default::default();
+        let mut read = Vec::new();
+        for (off, len, tag) in segments {
+            let seq = base.saturating_add(off);
+            let payload: Vec<u8> = (0..len).map(|i| tag.wrapping_add(i as u8)).collect();
+            b.insert(seq, &payload);
+            let room = usize::try_from(u64::MAX - seq).unwrap_or(usize::MAX).min(len);
+            // The model: bytes the buffer took (first writer wins) are those it reports held.
+            for (i, v) in payload.iter().enumerate().take(room) {
+                let at = seq + i as u64;
+                if b.has(at, at + 1) {
+                    model.entry(at).or_insert(*v);
+                }
+            }
+            prop_assert!(b.out_of_order_pieces() <= max_pieces);
+            prop_assert!(b.out_of_order_bytes() as u64 <= 6700);
+            b.read(&mut read, usize::MAX);
+        }
+        // What was read is the model's contiguous prefix from the base.
+        let mut expect = Vec::new();
+        let mut at = base;
+        while let Some(v) = model.get(&at) {
+            expect.push(*v);
+            at += 1;
+            if at == b.rcv_nxt() {
+                break;
+            }
+        }
+        prop_assert_eq!(b.rcv_nxt() - base, read.len() as u64);
+        prop_assert_eq!(&read[..], &expect[..read.len().min(expect.len())]);
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! **Bounded under a hostile sender** (issue 16). Every byte is held at most once: a segment
 //! overlapping or duplicating what is held contributes only the bytes not yet held, as new
-//! pieces (a piece that ends where a new one starts is extended instead). The buffer holds at
+//! pieces (a piece that ends where a new one starts is extended instead); the first byte
+//! received for an offset is the one delivered. The buffer holds at
 //! most `max_pieces` out-of-order pieces; a segment that would need more is refused (the
 //! caller treats it as lost, and its bytes are requested again). So whatever a sender sends,
 //! the buffer holds no more bytes than the range the receiver accepts data for (its receive
@@ -121,10 +122,26 @@ impl RecvBuffer {
         }
         let before = self.rcv_nxt;
         if seq <= self.rcv_nxt {
-            // `seq <= rcv_nxt < end`, so the skip is within the payload.
-            let skip = usize::try_from(self.rcv_nxt - seq).unwrap_or(usize::MAX);
-            self.ready.extend(payload.get(skip..).unwrap_or_default());
-            self.rcv_nxt = end;
+            // In order: the payload up to the next held piece, then that piece (its bytes
+            // arrived first), and so on. `seq <= rcv_nxt < end` keeps offsets in the payload.
+            while self.rcv_nxt < end {
+                let next = self.pieces.first_key_value().map(|(&s, _)| s);
+                let upto = next.map_or(end, |s| s.min(end));
+                if upto > self.rcv_nxt {
+                    let a = usize::try_from(self.rcv_nxt - seq).unwrap_or(usize::MAX);
+                    let b = usize::try_from(upto - seq).unwrap_or(usize::MAX);
+                    self.ready.extend(payload.get(a..b).unwrap_or_default());
+                    self.rcv_nxt = upto;
+                }
+                if next != Some(self.rcv_nxt) {
+                    break;
+                }
+                if let Some((s, bytes)) = self.pieces.pop_first() {
+                    self.ooo_bytes -= bytes.len();
+                    self.ready.extend(&bytes);
+                    self.rcv_nxt = s.saturating_add(bytes.len() as u64);
+                }
+            }
             self.drain_in_order();
         } else {
             self.store_out_of_order(seq, payload);
