@@ -248,6 +248,25 @@ impl Sender {
         self.fin_queued = true;
     }
 
+    /// The negotiated maximum segment size.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// Most bytes this sender holds (`docs/HANDSHAKE.md`, "Memory"): the send buffer; the
+    /// scoreboard, one entry per outstanding segment — full segments but for at most three (a
+    /// short one sent with nothing outstanding, Nagle then holds short ones back; the last
+    /// before the FIN; the FIN) — twice over for its ring's growth; the PER heuristic's window.
+    pub fn memory_bound(&self) -> usize {
+        let buffer = self.buf.capacity();
+        let mss = usize::try_from(self.mss).unwrap_or(usize::MAX).max(1);
+        let segments = buffer / mss + 3;
+        let board = 2 * segments * std::mem::size_of::<super::scoreboard::SentSegment>();
+        buffer
+            .saturating_add(board)
+            .saturating_add(self.last_link.memory_bound())
+    }
+
     /// SND.UNA.
     pub fn snd_una(&self) -> u64 {
         self.snd_una
