@@ -100,4 +100,5 @@ pub mod linkinfo;
 pub mod media;
 pub mod rcp;
 pub mod rtt;
+pub mod source;
 pub mod tcp;

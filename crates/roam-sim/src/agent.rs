@@ -10,7 +10,7 @@ use roam_proto::Time;
 /// Index of a simulated host's network interface, local to that host (0, 1, … in the order
 /// the scenario attaches links to the host).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct IfaceIdx(pub u8);
+pub struct IfaceIdx(pub u32);
 
 /// A simulated interface address (one per host interface; routers' interfaces have none that
 /// agents use).

@@ -17,6 +17,7 @@ pub mod agents;
 pub mod energy;
 mod event;
 pub mod link;
+pub mod memory;
 mod metrics;
 pub mod result;
 mod rng;

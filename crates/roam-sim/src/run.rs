@@ -90,7 +90,7 @@ fn build_net(s: &Scenario) -> Net {
             .ifaces
             .iter()
             .position(|&l| l == link)
-            .unwrap_or(0) as u8
+            .unwrap_or(0) as u32
     };
     let mut dirs = Vec::with_capacity(2 * s.links.len());
     for (li, l) in s.links.iter().enumerate() {
@@ -125,7 +125,7 @@ fn build_net(s: &Scenario) -> Net {
                 .enumerate()
                 .map(|(k, &l)| IfaceRt {
                     out: out_dir(&s.links, l, ni),
-                    addr: (n.kind == NodeKind::Host).then(|| routing.addr(ni, k as u8)),
+                    addr: (n.kind == NodeKind::Host).then(|| routing.addr(ni, k as u32)),
                     up: true,
                     handoffs: 0,
                 })
@@ -333,7 +333,7 @@ impl<'s> Runner<'s> {
     }
 
     /// Calls every agent on `node` (if a host) about a change on its interface `iface`.
-    fn notify_iface(&mut self, node: u32, iface: u8, done: &mut Completion) {
+    fn notify_iface(&mut self, node: u32, iface: u32, done: &mut Completion) {
         let n = &self.net.nodes[node as usize];
         if n.is_router {
             return;

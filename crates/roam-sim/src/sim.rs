@@ -217,7 +217,7 @@ impl Net {
         let now = self.now;
         let d = &mut self.dirs[dir as usize];
         let (node, iface) = (d.to_node as usize, d.to_iface);
-        let iface_up = self.nodes[node].ifaces[usize::from(iface)].up;
+        let iface_up = self.nodes[node].ifaces[iface as usize].up;
         let drop = if iface_up {
             d.imp.arrival_drop()
         } else {
@@ -300,7 +300,7 @@ impl Net {
     /// says `link_info = { window = … }`), PER, delay and bandwidth are those of the incoming direction, the
     /// channel is bad if either direction is in a blackout or a Gilbert–Elliott bad state.
     pub(crate) fn link_info(&self, node: u32, iface: IfaceIdx) -> Option<LinkInfo> {
-        let i = self.nodes[node as usize].ifaces.get(usize::from(iface.0))?;
+        let i = self.nodes[node as usize].ifaces.get(iface.0 as usize)?;
         let out = &self.dirs[i.out as usize];
         let inc = &self.dirs[(i.out ^ 1) as usize];
         let per = inc.reported_loss();
@@ -324,7 +324,7 @@ impl Net {
     fn count_handoff(&mut self, dir: usize) {
         for d in [dir, dir ^ 1] {
             let (node, iface) = (self.dirs[d].to_node as usize, self.dirs[d].to_iface);
-            if let Some(i) = self.nodes[node].ifaces.get_mut(usize::from(iface)) {
+            if let Some(i) = self.nodes[node].ifaces.get_mut(iface as usize) {
                 i.handoffs = i.handoffs.saturating_add(1);
             }
         }
@@ -364,7 +364,7 @@ impl Net {
                 }
             }
             EventAction::Iface { node, iface, up } => {
-                if let Some(i) = self.nodes[*node].ifaces.get_mut(usize::from(*iface)) {
+                if let Some(i) = self.nodes[*node].ifaces.get_mut(*iface as usize) {
                     if *up && !i.up {
                         i.handoffs = i.handoffs.saturating_add(1);
                     }
@@ -390,7 +390,7 @@ impl NetCtx for Ctx<'_> {
     fn send(&mut self, iface: IfaceIdx, packet: Packet) {
         let Some(i) = self.net.nodes[self.node as usize]
             .ifaces
-            .get(usize::from(iface.0))
+            .get(iface.0 as usize)
         else {
             self.net.recycle(packet);
             return;
@@ -418,7 +418,7 @@ impl NetCtx for Ctx<'_> {
     fn local_addr(&self, iface: IfaceIdx) -> Option<Addr> {
         self.net.nodes[self.node as usize]
             .ifaces
-            .get(usize::from(iface.0))
+            .get(iface.0 as usize)
             .and_then(|i| i.addr)
     }
 

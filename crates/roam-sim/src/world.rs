@@ -21,7 +21,7 @@ pub(crate) struct Routing {
     /// First address index of each node (hosts only; routers get the index of the next host).
     addr_base: Vec<u32>,
     /// Address index → (host, iface).
-    pub owners: Vec<(u32, u8)>,
+    pub owners: Vec<(u32, u32)>,
     /// Per node: address index → outgoing link direction id (routers; empty for hosts).
     pub tables: Vec<Vec<u32>>,
 }
@@ -53,7 +53,7 @@ impl Routing {
             addr_base.push(owners.len() as u32);
             if n.kind == NodeKind::Host {
                 for k in 0..n.ifaces.len() {
-                    owners.push((ni as u32, k as u8));
+                    owners.push((ni as u32, k as u32));
                 }
             }
         }
@@ -81,7 +81,7 @@ impl Routing {
         let mut queue = VecDeque::new();
         for (ai, &(host, k)) in owners.iter().enumerate() {
             let host = host as usize;
-            let l = s.nodes[host].ifaces[usize::from(k)];
+            let l = s.nodes[host].ifaces[k as usize];
             let r = far_end(&s.links, l, host);
             if !is_router(r) {
                 continue;
@@ -125,7 +125,7 @@ impl Routing {
             addr_base.push(owners.len() as u32);
             if n.kind == NodeKind::Host {
                 for k in 0..n.ifaces.len() {
-                    owners.push((ni as u32, k as u8));
+                    owners.push((ni as u32, k as u32));
                 }
             }
         }
@@ -137,12 +137,12 @@ impl Routing {
     }
 
     /// Address index of host `node`'s interface `iface`.
-    pub(crate) fn addr_index(&self, node: usize, iface: u8) -> u32 {
-        self.addr_base[node] + u32::from(iface)
+    pub(crate) fn addr_index(&self, node: usize, iface: u32) -> u32 {
+        self.addr_base[node] + iface
     }
 
     /// Address of host `node`'s interface `iface` (index + 1, so no host has address 0).
-    pub(crate) fn addr(&self, node: usize, iface: u8) -> Addr {
+    pub(crate) fn addr(&self, node: usize, iface: u32) -> Addr {
         Addr(self.addr_index(node, iface) + 1)
     }
 
@@ -188,16 +188,12 @@ impl Routing {
         &self,
         s: &Scenario,
         from: usize,
-        from_iface: u8,
+        from_iface: u32,
         to: usize,
-        to_iface: u8,
+        to_iface: u32,
     ) -> bool {
         let ai = self.addr_index(to, to_iface) as usize;
-        let mut u = far_end(
-            &s.links,
-            s.nodes[from].ifaces[usize::from(from_iface)],
-            from,
-        );
+        let mut u = far_end(&s.links, s.nodes[from].ifaces[from_iface as usize], from);
         for _ in 0..=s.nodes.len() {
             if s.nodes[u].kind == NodeKind::Host {
                 return u == to;

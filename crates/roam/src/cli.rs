@@ -192,6 +192,10 @@ pub struct SimArgs {
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
     pub png: bool,
+    /// Refuse to run when the scenario is estimated to need more memory than this, e.g.
+    /// `--max-memory 6GiB` [default: what the machine, its cgroup and ulimit -v allow].
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub max_memory: Option<u64>,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -223,6 +227,10 @@ pub struct SweepArgs {
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
     pub png: bool,
+    /// Refuse to run when the parallel runs are estimated to need more memory than this, e.g.
+    /// `--max-memory 6GiB` [default: what the machine, its cgroup and ulimit -v allow].
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory)]
+    pub max_memory: Option<u64>,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -245,6 +253,18 @@ pub struct BenchArgs {
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Parses a memory size such as `6GiB`, `512MiB` or a plain number of bytes.
+pub fn parse_memory(s: &str) -> Result<u64, String> {
+    let v = match s.trim().parse::<u64>() {
+        Ok(n) => toml::Value::Integer(i64::try_from(n).map_err(|_| "too large".to_string())?),
+        Err(_) => toml::Value::String(s.trim().to_string()),
+    };
+    match roam_sim::scenario::units::size(&v) {
+        Ok(0) => Err("must be more than 0 bytes".into()),
+        r => r,
+    }
 }
 
 /// Parses `key=value` (value may be empty only if quoted in TOML terms, so we require text).

@@ -55,6 +55,9 @@ pub enum CliError {
         /// The simulator's message.
         message: String,
     },
+    /// The scenario is estimated to need more memory than is available.
+    #[error("{0}")]
+    Memory(#[from] roam_sim::memory::MemoryError),
     /// A command-line argument is malformed in a way clap cannot check by itself.
     #[error("{0}")]
     Usage(String),

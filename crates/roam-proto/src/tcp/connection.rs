@@ -16,6 +16,7 @@ use super::sender::{AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
 use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
+use crate::source::ByteSource;
 use crate::Time;
 
 /// The largest initial sequence number: ISNs are below 2^62, so that a connection's 64-bit
@@ -345,6 +346,23 @@ impl Connection {
     pub fn write(&mut self, data: &[u8]) -> usize {
         match self.state {
             State::SynSent | State::Established | State::CloseWait => self.sender.write(data),
+            _ => 0,
+        }
+    }
+
+    /// Takes the stream's payload from `source` when segments are encoded, instead of keeping
+    /// copies of written bytes: memory then follows the window, not the send buffer
+    /// ([`crate::source`]). Make bytes available with [`Connection::push`]; [`Connection::write`]
+    /// then accepts nothing. Refused (false) once bytes were written.
+    pub fn set_source(&mut self, source: Box<dyn ByteSource>) -> bool {
+        self.sender.set_source(source)
+    }
+
+    /// With a source: makes the next `n` stream bytes available for sending; returns how many
+    /// were accepted (bounded by the send buffer's free space, like [`Connection::write`]).
+    pub fn push(&mut self, n: u64) -> u64 {
+        match self.state {
+            State::SynSent | State::Established | State::CloseWait => self.sender.push(n),
             _ => 0,
         }
     }

@@ -21,6 +21,7 @@ use super::{RecoveryMode, TcpConfig};
 use crate::cc::{CcKind, CongestionController, Delivered};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
+use crate::source::ByteSource;
 use crate::Time;
 
 /// What the sender wants to put on the wire next.
@@ -234,6 +235,22 @@ impl Sender {
         self.buf.write(data)
     }
 
+    /// Takes the stream's bytes from `source` instead of copies (see [`crate::source`]);
+    /// refused (false) once bytes were written.
+    pub fn set_source(&mut self, source: Box<dyn ByteSource>) -> bool {
+        let origin = self.buf.end();
+        self.buf.set_source(source, origin)
+    }
+
+    /// With a source: makes up to `n` more stream bytes available; returns how many were
+    /// accepted (bounded by the send buffer, like [`Sender::write`]).
+    pub fn push(&mut self, n: u64) -> u64 {
+        if self.fin_queued {
+            return 0;
+        }
+        self.buf.push(n)
+    }
+
     /// Free space in the send buffer.
     pub fn write_capacity(&self) -> usize {
         if self.fin_queued {
@@ -253,16 +270,16 @@ impl Sender {
         self.mss
     }
 
-    /// Most bytes this sender holds (`docs/HANDSHAKE.md`, "Memory"): the send buffer; the
-    /// scoreboard, one entry per outstanding segment — full segments but for at most three (a
+    /// Most bytes this sender holds (`docs/HANDSHAKE.md`, "Memory"): the send buffer (nothing
+    /// with a [`ByteSource`]); the scoreboard, one entry per outstanding segment — full segments but for at most three (a
     /// short one sent with nothing outstanding, Nagle then holds short ones back; the last
     /// before the FIN; the FIN) — twice over for its ring's growth; the PER heuristic's window.
     pub fn memory_bound(&self) -> usize {
-        let buffer = self.buf.capacity();
         let mss = usize::try_from(self.mss).unwrap_or(usize::MAX).max(1);
-        let segments = buffer / mss + 3;
+        let segments = self.buf.capacity() / mss + 3;
         let board = 2 * segments * std::mem::size_of::<super::scoreboard::SentSegment>();
-        buffer
+        self.buf
+            .memory_bound()
             .saturating_add(board)
             .saturating_add(self.last_link.memory_bound())
     }

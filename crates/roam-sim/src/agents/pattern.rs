@@ -3,6 +3,8 @@
 
 use std::sync::OnceLock;
 
+use roam_proto::source::ByteSource;
+
 /// Pattern period: a prime, so misplaced segments of any usual size are detected.
 const PERIOD: usize = 65_521;
 
@@ -45,6 +47,17 @@ pub fn fill(offset: u64, len: usize, out: &mut Vec<u8>) {
         out.extend_from_slice(&t[start..start + n]);
         off += n as u64;
         left -= n;
+    }
+}
+
+/// The pattern as a [`ByteSource`]: a sender's payload made on demand when it encodes a segment
+/// (and again for a retransmission), so a bulk flow keeps no copy of its stream.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PatternSource;
+
+impl ByteSource for PatternSource {
+    fn read(&self, offset: u64, len: usize, out: &mut Vec<u8>) {
+        fill(offset, len, out);
     }
 }
 

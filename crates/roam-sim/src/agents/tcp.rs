@@ -243,24 +243,14 @@ struct TcpSenderAgent {
 }
 
 impl TcpSenderAgent {
-    /// Keeps the send buffer full of pattern bytes; closes after the last byte.
+    /// Keeps the send buffer full of pattern bytes (pulled from the pattern when segments are
+    /// encoded); closes after the last byte.
     fn fill(&mut self) {
         let Some(conn) = self.conn.as_mut() else {
             return;
         };
-        loop {
-            let room = conn.write_capacity();
-            let left = self.size.map_or(u64::MAX, |s| s - self.written);
-            if room == 0 || left == 0 {
-                break;
-            }
-            let n = (room as u64).min(left).min(pattern::MAX_SLICE as u64) as usize;
-            let taken = conn.write(pattern::slice(self.written, n));
-            self.written += taken as u64;
-            if taken < n {
-                break;
-            }
-        }
+        let left = self.size.map_or(u64::MAX, |s| s - self.written);
+        self.written += conn.push(left);
         if self.size == Some(self.written) {
             conn.close();
         }
@@ -288,7 +278,12 @@ impl Agent for TcpSenderAgent {
         let id = ConnId(self.conn_seed ^ rand::RngCore::next_u64(ctx.rng()));
         let isn = draw_isn(ctx.rng());
         match Connection::connect(self.config.clone(), self.cc, id, isn, ctx.now()) {
-            Ok(c) => self.conn = Some(c),
+            Ok(mut c) => {
+                // Payload is made on demand when a segment is encoded: a bulk flow holds its
+                // window, not its send buffer.
+                c.set_source(Box::new(pattern::PatternSource));
+                self.conn = Some(c);
+            }
             Err(_) => return, // Configuration was validated when the scenario was loaded.
         }
         self.on_link_change(self.iface, ctx);

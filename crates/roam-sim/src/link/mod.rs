@@ -35,7 +35,7 @@ pub(crate) struct LinkDir {
     /// Receiving node.
     pub to_node: u32,
     /// Receiving node's interface.
-    pub to_iface: u8,
+    pub to_iface: u32,
     /// Propagation delay in nanoseconds.
     pub delay_ns: u64,
     /// Queue and transmitter.
@@ -59,7 +59,7 @@ impl LinkDir {
     pub(crate) fn new(
         spec: &DirSpec,
         to_node: u32,
-        to_iface: u8,
+        to_iface: u32,
         seed: u64,
         stream: &str,
         wireless: bool,

@@ -83,6 +83,22 @@ impl Trace {
         (self.ms.len() as u64 * BYTES_PER_OPPORTUNITY * 8) as f64 / (self.period_ms as f64 / 1e3)
     }
 
+    /// Highest capacity over any one-second window of one repetition, in bits per second
+    /// (the mean rate for traces shorter than a second).
+    pub fn peak_rate_bps(&self) -> u64 {
+        if self.period_ms < 1000 {
+            return self.mean_rate_bps() as u64;
+        }
+        let (mut lo, mut best) = (0usize, 0usize);
+        for hi in 0..self.ms.len() {
+            while self.ms[hi] - self.ms[lo] >= 1000 {
+                lo += 1;
+            }
+            best = best.max(hi - lo + 1);
+        }
+        best as u64 * BYTES_PER_OPPORTUNITY * 8
+    }
+
     /// Nanosecond time of an opportunity at offset `m` ms in repetition `cycle`.
     fn at(&self, cycle: u64, m: u64) -> u64 {
         cycle

@@ -10,7 +10,7 @@ use super::units::{self, QueueLimit};
 /// A reference to one of a host's interfaces: its index or the name of the attached link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum IfaceRef {
-    Index(u8),
+    Index(u32),
     Link(String),
 }
 
@@ -83,9 +83,9 @@ impl FromField for QueueLimit {
 impl FromField for IfaceRef {
     fn from_field(v: &Value) -> Result<Self, String> {
         match v {
-            Value::Integer(i) => u8::try_from(*i)
+            Value::Integer(i) => u32::try_from(*i)
                 .map(IfaceRef::Index)
-                .map_err(|_| format!("expected an interface index 0..=255, got {i}")),
+                .map_err(|_| format!("expected an interface index (0 or more), got {i}")),
             Value::String(s) => Ok(IfaceRef::Link(s.clone())),
             other => Err(format!(
                 "expected an interface index or a link name, got {}",

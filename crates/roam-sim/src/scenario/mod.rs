@@ -264,9 +264,9 @@ pub struct FlowSpec {
     /// Destination host (node index).
     pub to: usize,
     /// Source host's interface.
-    pub from_iface: u8,
+    pub from_iface: u32,
     /// Destination host's interface (its address is the destination).
-    pub to_iface: u8,
+    pub to_iface: u32,
     /// Start time (`start + index · start_step`).
     pub start: Duration,
     /// Bytes to transfer, or unlimited.
@@ -307,7 +307,7 @@ pub enum EventAction {
         /// Node index.
         node: usize,
         /// Interface index.
-        iface: u8,
+        iface: u32,
         /// New state.
         up: bool,
     },
@@ -335,7 +335,7 @@ pub struct RouteSpec {
     /// Destination host (node index).
     pub host: usize,
     /// Destination interface of that host.
-    pub iface: u8,
+    pub iface: u32,
     /// Outgoing link (attached to the router).
     pub link: usize,
 }
@@ -438,12 +438,6 @@ fn build(doc: Value, name_hint: &str, base_dir: Option<&Path>) -> Result<Scenari
     for (li, l) in links.iter().enumerate() {
         for end in [l.a, l.b] {
             nodes[end].ifaces.push(li);
-            if nodes[end].ifaces.len() > 256 {
-                return Err(format!(
-                    "node {:?}: more than 256 interfaces",
-                    nodes[end].name
-                ));
-            }
         }
     }
 
@@ -598,14 +592,14 @@ fn resolve_iface(
     node: usize,
     nodes: &[NodeSpec],
     links: &[LinkSpec],
-) -> Result<u8, String> {
+) -> Result<u32, String> {
     let n = &nodes[node];
     if n.ifaces.is_empty() {
         return Err(f.err(key, format!("node {:?} has no links", n.name)));
     }
     match r {
         None => Ok(0),
-        Some(IfaceRef::Index(i)) if usize::from(i) < n.ifaces.len() => Ok(i),
+        Some(IfaceRef::Index(i)) if (i as usize) < n.ifaces.len() => Ok(i),
         Some(IfaceRef::Index(i)) => Err(f.err(
             key,
             format!(
@@ -618,7 +612,7 @@ fn resolve_iface(
             .ifaces
             .iter()
             .position(|&l| links[l].name == name)
-            .map(|i| i as u8)
+            .map(|i| i as u32)
             .ok_or_else(|| f.err(key, format!("node {:?} has no link named {name:?}", n.name))),
     }
 }

@@ -22,6 +22,26 @@ pub fn prepare(file: &Path, overrides: &[Override]) -> Result<Scenario> {
     engine::build(doc, file).map_err(|e| with_overrides(e, overrides))
 }
 
+/// Refuses a scenario whose estimated memory, times `parallel` runs at once, exceeds
+/// `max_memory` (or, without it, what the machine, its cgroup and `ulimit -v` allow).
+pub fn check_memory(scenario: &Scenario, parallel: u64, max_memory: Option<u64>) -> Result<()> {
+    let (limit, why) = match max_memory {
+        Some(m) => (m, "--max-memory".to_string()),
+        None => match roam_sim::memory::available_memory() {
+            Some(found) => found,
+            None => return Ok(()),
+        },
+    };
+    let per_run = limit / parallel.max(1);
+    let why = if parallel > 1 {
+        format!("{why}, shared by {parallel} parallel runs")
+    } else {
+        why
+    };
+    roam_sim::memory::check(scenario, per_run, &why)?;
+    Ok(())
+}
+
 /// Adds the overrides to a validation error's message: the field it names may come from them.
 pub fn with_overrides(e: CliError, overrides: &[Override]) -> CliError {
     match e {

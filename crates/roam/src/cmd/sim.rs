@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use roam_sim::result::RunResult;
 
 use crate::cli::{Format, SimArgs};
-use crate::cmd::{default_out, note, prepare, print, seed_override};
+use crate::cmd::{check_memory, default_out, note, prepare, print, seed_override};
 use crate::engine;
 use crate::error::{CliError, Result};
 use crate::output::trace::CsvTrace;
@@ -23,6 +23,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         overrides.push(seed_override(seed));
     }
     let scenario = prepare(&args.file, &overrides)?;
+    check_memory(&scenario, 1, args.max_memory)?;
     let png = output::png_writer(args.png)?;
 
     let mut trace = match &args.trace {

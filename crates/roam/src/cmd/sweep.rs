@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use roam_sim::result::RunResult;
 
 use crate::cli::{Override, Param, SweepArgs};
-use crate::cmd::{default_out, note, print, seed_override, stem, with_overrides};
+use crate::cmd::{check_memory, default_out, note, print, seed_override, stem, with_overrides};
 use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
 use crate::output::{self, csv, fmt_num, sweep_plot, table};
@@ -343,6 +343,11 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         Some(j) => usize::try_from(j).unwrap_or(1),
         None => std::thread::available_parallelism().map_or(1, usize::from),
     };
+    // Seeds do not change what a run needs: check one run per grid point.
+    let parallel = threads.min(jobs.len()) as u64;
+    for (_, _, scenario) in jobs.iter().filter(|(_, seed, _)| *seed == 1) {
+        check_memory(scenario, parallel, args.max_memory)?;
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
