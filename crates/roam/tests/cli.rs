@@ -295,8 +295,13 @@ fn sweep_writes_deterministic_csv_files() {
 }
 
 /// Every `<name>.svg` in `names` has a PNG twin; returns false (after printing why) when the
-/// command refused because the machine has no font, which is the one allowed failure.
+/// command refused because the machine has no font, which is the one allowed failure (or, in a
+/// build without the `png` feature, because it has no renderer: then it must refuse).
 fn pngs_beside(o: &Output, dir: &Path, names: &[&str]) -> bool {
+    if !cfg!(feature = "png") {
+        assert_fails_with(o, &["no PNG renderer", "feature `png`"]);
+        return false;
+    }
     if !o.status.success() {
         assert_fails_with(o, &["no font found", "fonts-dejavu-core"]);
         eprintln!("skipped: no system font installed, and roam said so");
