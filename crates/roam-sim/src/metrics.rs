@@ -5,7 +5,7 @@ use roam_proto::Time;
 use crate::agent::{AgentSample, FlowCounters};
 use crate::link::LinkDir;
 use crate::result::{FlowResult, FlowSeries, LinkResult, RunResult};
-use crate::scenario::Scenario;
+use crate::scenario::{secs, Scenario};
 
 /// Collects each flow's per-bin goodput and its sender's samples.
 #[derive(Debug)]
@@ -58,12 +58,13 @@ impl Sampler {
     }
 }
 
-/// Jain's fairness index (Σx)² / (n·Σx²); 1 for no flows or all zeros.
+/// Jain's fairness index (Σx)² / (n·Σx²); not a number for no flows or all zeros (nothing was
+/// shared, so nothing was shared fairly or unfairly).
 pub(crate) fn jain(xs: &[f64]) -> f64 {
     let sum: f64 = xs.iter().sum();
     let sq: f64 = xs.iter().map(|x| x * x).sum();
     if xs.is_empty() || sq == 0.0 {
-        1.0
+        f64::NAN
     } else {
         sum * sum / (xs.len() as f64 * sq)
     }
@@ -76,6 +77,8 @@ pub(crate) struct RunTotals<'a> {
     pub counters: &'a [FlowCounters],
     pub dirs: &'a [LinkDir],
     pub series: Vec<FlowSeries>,
+    /// The run ended early (every flow done) at `end`, before the scenario's duration.
+    pub stopped_early: bool,
 }
 
 /// Builds the run's result.
@@ -151,6 +154,26 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
             }
         })
         .collect();
+    let mut warnings = s.warnings();
+    if t.stopped_early {
+        warnings.extend(
+            s.events
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    let at = Time::ZERO + e.at;
+                    at > end && e.at < s.run.duration
+                })
+                .map(|(i, e)| {
+                    format!(
+                "event[{i}] at {} never happened: the run stopped at {} when every flow was done \
+                 (set run.stop_when_done = false to run to run.duration)",
+                secs(e.at),
+                secs(std::time::Duration::from_nanos(end.as_nanos())),
+            )
+                }),
+        );
+    }
     RunResult {
         scenario: s.name.clone(),
         seed: s.run.seed,
@@ -160,6 +183,7 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
         jain_index: jain(&goodputs),
         flows,
         links,
+        warnings,
         series: t.series,
     }
 }
@@ -167,10 +191,60 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
 #[cfg(test)]
 mod tests {
     use super::jain;
+    use crate::Scenario;
 
     #[test]
-    fn jain_is_one_for_equal_shares_and_1_over_n_for_one_hog() {
-        assert_eq!(jain(&[]), 1.0);
+    fn an_event_the_run_stopped_before_is_reported() {
+        // A 50 kB download over 10 Mb/s is done in well under a second; the handoff at 5 s
+        // never comes because the run stops when every flow is done.
+        let text = r#"
+[run]
+duration = "20s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "l"
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "5ms"
+[[flow]]
+id = "f"
+protocol = "tcp"
+from = "a"
+to = "b"
+size = "50kB"
+[[event]]
+at = "5s"
+link = "l"
+set = { rate = "1Mbps" }
+"#;
+        let s = Scenario::from_toml_str(text, "t").unwrap();
+        assert!(s.warnings().is_empty(), "nothing is wrong before the run");
+        let r = crate::run(&s);
+        assert!(r.sim_seconds < 5.0);
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(
+            r.warnings[0].starts_with("event[0] at 5 s never happened: the run stopped at"),
+            "{}",
+            r.warnings[0]
+        );
+        let mut doc = crate::scenario::parse_document(text).unwrap();
+        crate::set_param(&mut doc, "run.stop_when_done", "false").unwrap();
+        let r = crate::run(&Scenario::from_value(doc, "t").unwrap());
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn jain_is_one_for_equal_shares_1_over_n_for_one_hog_and_undefined_for_nothing() {
+        assert!(jain(&[]).is_nan(), "no flow: nothing to be fair about");
+        assert!(
+            jain(&[0.0, 0.0]).is_nan(),
+            "nothing delivered: nothing shared"
+        );
+        assert_eq!(jain(&[3.0]), 1.0);
         assert_eq!(jain(&[5.0, 5.0, 5.0]), 1.0);
         assert!((jain(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
     }

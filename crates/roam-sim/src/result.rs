@@ -16,12 +16,18 @@ pub struct RunResult {
     /// Packets put on links (each hop counts once) — the "simulated packets" of `roam bench`.
     pub link_packets: u64,
     /// Jain's fairness index over the goodputs of the non-cross-traffic flows
-    /// ((Σx)² / (n·Σx²); 1 when there is one flow or none).
+    /// ((Σx)² / (n·Σx²); 1 for one flow that delivered something). Not a number (`null` in
+    /// JSON) when there is no such flow or none of them delivered a byte: there is nothing to
+    /// be fair about.
     pub jain_index: f64,
     /// Per-flow results, in scenario order.
     pub flows: Vec<FlowResult>,
     /// Per-link-direction counters, in scenario order.
     pub links: Vec<LinkResult>,
+    /// What in the scenario or the run could not produce a result (a flow starting after the
+    /// end, an event the run never reached because it stopped when every flow was done), in
+    /// words; empty when nothing.
+    pub warnings: Vec<String>,
     /// Per-bin time series (written as CSV, not part of the JSON object).
     #[serde(skip)]
     pub series: Vec<FlowSeries>,

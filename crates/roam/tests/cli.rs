@@ -433,3 +433,76 @@ fn bad_arguments_fail_with_helpful_messages() {
         &["broken.toml", "line 2"],
     );
 }
+
+#[test]
+fn inputs_that_cannot_produce_anything_are_warned_about() {
+    let fx = Fixture::new();
+    // The bulk flow starts after the run; the sized one is a no-show too: nothing is measured.
+    let o = fx.roam(&[
+        "sim",
+        "tiny.toml",
+        "-q",
+        "--format",
+        "json",
+        "--set",
+        "flow.bulk.start=5s",
+        "--set",
+        "flow.sized.start=3s",
+        "--out",
+        "late",
+    ]);
+    assert_ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "warning: flow \"bulk\" starts at 5 s, when the run (run.duration = 2 s) is over"
+        ),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(2), "{v}");
+    assert!(
+        v["jain_index"].is_null(),
+        "no Jain's index over flows that sent nothing: {v}"
+    );
+    // The same warning once per sweep, not once per run.
+    let o = fx.roam(&[
+        "sweep",
+        "tiny.toml",
+        "--param",
+        "link.wireless.forward.loss=0,0.01",
+        "--seeds",
+        "2",
+        "--set",
+        "flow.bulk.start=5s",
+        "-q",
+        "--out",
+        "w",
+    ]);
+    assert_ok(&o);
+    assert_eq!(stderr(&o).matches("warning: flow \"bulk\"").count(), 1);
+}
+
+#[test]
+fn scenario_errors_suggest_the_key_meant_in_one_wording() {
+    let fx = Fixture::new();
+    std::fs::write(
+        fx.path("typo.toml"),
+        TINY.replacen("protocol = \"tcp\"", "protocl = \"tcp\"", 1),
+    )
+    .unwrap();
+    assert_fails_with(
+        &fx.roam(&["sim", "typo.toml"]),
+        &["flow \"sized\": protocol: missing (found `protocl`: did you mean `protocol`?)"],
+    );
+    assert_fails_with(
+        &fx.roam(&["sim", "tiny.toml", "--set", "flow.sized.tcp.sak=true"]),
+        &["tcp.sak: unknown field; did you mean `sack`? (expected one of:"],
+    );
+    let o = fx.roam(&["sim", "tiny.toml", "--set", "flow.sized.tcp.mss=70000"]);
+    assert_fails_with(
+        &o,
+        &["tcp.mss: expected an integer in 0..=65535, got 70000"],
+    );
+    assert!(!stderr(&o).contains("u16"), "{}", stderr(&o));
+}

@@ -59,6 +59,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let result = result?;
+    for w in &result.warnings {
+        note(&format!("warning: {w}"));
+    }
     if let Some((path, t)) = trace {
         let rows = t.finish().map_err(|e| CliError::write(path, e))?;
         note(&format!("packet trace: {rows} rows in {}", path.display()));

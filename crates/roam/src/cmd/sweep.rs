@@ -300,6 +300,27 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
     format!("{}\n", table::simple(&header, &rows, params.len()))
 }
 
+/// Every warning of the runs once, in order of first appearance, with the number of runs that
+/// gave it when not all did.
+pub fn distinct_warnings(results: &[RunResult]) -> Vec<String> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for w in results.iter().flat_map(|r| &r.warnings) {
+        match seen.iter_mut().find(|(s, _)| *s == w.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((w, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(w, n)| {
+            if n == results.len() {
+                w.to_owned()
+            } else {
+                format!("{w} ({n} of {} runs)", results.len())
+            }
+        })
+        .collect()
+}
+
 /// Runs `roam sweep`.
 pub fn run(args: &SweepArgs) -> Result<()> {
     let points = expand_grid(&args.params)?;
@@ -365,6 +386,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let results = results?;
+    for w in distinct_warnings(&results) {
+        note(&format!("warning: {w}"));
+    }
 
     let runs: Vec<RunRow> = jobs
         .iter()
@@ -459,6 +483,7 @@ mod tests {
             jain_index: 0.9,
             flows,
             links: vec![],
+            warnings: vec![],
             series: vec![],
         }
     }

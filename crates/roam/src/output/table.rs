@@ -125,6 +125,7 @@ mod tests {
                 media: None,
             }],
             links: vec![],
+            warnings: vec![],
             series: vec![],
         };
         let s = flows(&r).to_string();
