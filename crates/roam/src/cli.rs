@@ -55,9 +55,10 @@ each of f's datagrams, link by link")]
 The grid is the cartesian product of every --param's values (first --param varies slowest) \
 times seeds 1..=N (the seed overrides run.seed). Runs execute in parallel; results are ordered \
 by grid point and seed regardless of scheduling. For each grid point the mean and the half-width \
-of the 95 % Student-t confidence interval are reported for total goodput, Jain's index, each \
-flow's goodput, completion time (of the flows that completed) and overhead; totals and means \
-leave cross traffic out.\n\n\
+of the 95 % Student-t confidence interval are reported for the aggregate goodput (the bytes of \
+all flows over one interval, from the first start to the last end; not the sum of per-flow \
+averages), Jain's index, each flow's goodput, completion time (of the flows that completed) and \
+overhead; aggregates and means leave cross traffic out.\n\n\
 Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
 (default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
 numbers, else against the first --param's values by name (one line per combination of the \

@@ -134,6 +134,9 @@ fn sim_json_is_one_deterministic_object_with_the_required_keys() {
     for key in ["jain_index", "sim_seconds", "events"] {
         assert!(v.get(key).is_some_and(|x| x.is_number()), "missing {key}");
     }
+    for key in ["flows", "bytes_delivered", "from_s", "to_s", "goodput_bps"] {
+        assert!(v["aggregate"][key].is_number(), "aggregate lacks {key}: {v}");
+    }
     let flows = v["flows"].as_array().expect("flows array");
     assert_eq!(flows.len(), 2);
     for f in flows {
@@ -275,7 +278,7 @@ fn sweep_writes_deterministic_csv_files() {
     let lines: Vec<&str> = sweep.lines().collect();
     assert_eq!(lines.len(), 3, "{sweep}");
     assert!(lines[0].starts_with(
-        "link.wireless.forward.loss,runs,total_goodput_mbps_mean,total_goodput_mbps_ci95"
+        "link.wireless.forward.loss,runs,aggregate_goodput_mbps_mean,aggregate_goodput_mbps_ci95"
     ));
     assert!(lines[1].starts_with("0,2,"));
     assert!(lines[2].starts_with("0.02,2,"));
@@ -291,7 +294,7 @@ fn sweep_writes_deterministic_csv_files() {
     );
     // The swept loss is numeric, so it is the x axis of the goodput plot.
     let svg = std::fs::read_to_string(fx.path("sa/goodput.svg")).unwrap();
-    assert!(svg.contains("link.wireless.forward.loss") && svg.contains("total goodput"));
+    assert!(svg.contains("link.wireless.forward.loss") && svg.contains("aggregate goodput"));
 }
 
 /// Every `<name>.svg` in `names` has a PNG twin; returns false (after printing why) when the

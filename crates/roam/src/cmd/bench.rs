@@ -70,13 +70,10 @@ struct BenchRow {
     ns3: Ns3Figures,
 }
 
+/// The aggregate goodput (Mb/s): all flows' bytes over one interval, as ns-3's total (bytes /
+/// simulated time).
 fn total_goodput_mbps(r: &RunResult) -> f64 {
-    r.flows
-        .iter()
-        .filter(|f| !f.cross)
-        .map(|f| f.goodput_bps)
-        .sum::<f64>()
-        / 1e6
+    r.aggregate.goodput_bps / 1e6
 }
 
 /// Runs the ns-3 program `repeat` times with the dumbbell's flows, duration and loss and returns

@@ -78,8 +78,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
         Format::Json => print(&json::to_json(&result))?,
         Format::Table => {
             print(&format!(
-                "{}\n{}\n",
+                "{}\n{}\n{}\n",
                 table::flows(&result),
+                table::aggregate_note(&result),
                 table::run_footer(&result)
             ))?;
             let secs = wall.as_secs_f64();

@@ -148,7 +148,7 @@ fn sort_by_x(s: &mut Series) {
     (s.points, s.errors) = pairs.into_iter().unzip();
 }
 
-/// Writes `goodput.svg` (total goodput) and, when some flow completed, `completion.svg` into
+/// Writes `goodput.svg` (aggregate goodput) and, when some flow completed, `completion.svg` into
 /// `dir`; returns the files written (none without parameters).
 pub fn write(
     dir: &Path,
@@ -183,8 +183,8 @@ pub fn write(
     };
     plot(
         "goodput.svg",
-        "total goodput (Mb/s), mean ± 95 % CI",
-        lines(&x, points, summaries, |s| s.total_goodput_mbps),
+        "aggregate goodput (Mb/s), mean ± 95 % CI",
+        lines(&x, points, summaries, |s| s.aggregate_goodput_mbps),
     )?;
     if summaries.iter().any(|s| s.completion_s.mean.is_some()) {
         plot(
@@ -214,7 +214,7 @@ mod tests {
     fn summary(goodput: &[f64]) -> PointSummary {
         PointSummary {
             runs: goodput.len(),
-            total_goodput_mbps: estimate(goodput),
+            aggregate_goodput_mbps: estimate(goodput),
             jain_index: estimate(&[1.0]),
             completion_s: estimate(&[]),
             overhead_pct: estimate(&[]),
@@ -271,7 +271,7 @@ mod tests {
             .map(|g| summary(g))
             .collect();
         let x = x_axis(&params).unwrap();
-        let ls = lines(&x, &points, &summaries, |s| s.total_goodput_mbps);
+        let ls = lines(&x, &points, &summaries, |s| s.aggregate_goodput_mbps);
         assert_eq!(ls.len(), 2);
         assert_eq!(ls[0].label, "cc=newreno");
         assert_eq!(ls[0].points, vec![(0.0, 9.0), (0.01, 1.5)]);
@@ -295,7 +295,7 @@ mod tests {
         .unwrap();
         assert_eq!(files, vec![dir.path().join("goodput.svg")]);
         let svg = std::fs::read_to_string(&files[0]).unwrap();
-        assert!(svg.contains("total goodput (Mb/s)") && svg.contains("mean over seeds"));
+        assert!(svg.contains("aggregate goodput (Mb/s)") && svg.contains("mean over seeds"));
         let named = write(
             dir.path(),
             "t",
