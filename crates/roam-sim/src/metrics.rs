@@ -31,7 +31,9 @@ impl Sampler {
         }
     }
 
-    /// Closes the bin ending at `now`; `sample(i)` gives flow `i`'s sender sample.
+    /// Closes the bin ending at `now`; `sample(i)` gives flow `i`'s sender sample. A flow that
+    /// completed or failed before the bin began has no row in it: its series ends with the bin
+    /// in which it ended, instead of repeating its last window to the end of the run.
     pub(crate) fn sample(
         &mut self,
         now: Time,
@@ -39,8 +41,15 @@ impl Sampler {
         mut sample: impl FnMut(usize) -> AgentSample,
     ) {
         let width = (now - self.last_time).as_secs_f64();
+        let bin_start = self.last_time;
         self.last_time = now;
         for (i, s) in self.series.iter_mut().enumerate() {
+            let ended = counters[i]
+                .completed_at
+                .or(counters[i].failure.map(|(t, _)| t));
+            if ended.is_some_and(|t| t <= bin_start) {
+                continue;
+            }
             let delivered = counters[i].bytes_delivered;
             let bits = (delivered - self.last_delivered[i].min(delivered)) as f64 * 8.0;
             self.last_delivered[i] = delivered;
@@ -285,6 +294,23 @@ size = "8MB"
         assert_eq!((a.from_s, a.to_s), (0.0, t_end));
         assert!((a.goodput_bps - 28e6 * 8.0 / t_end).abs() < 1e-6);
         assert!(a.goodput_bps < 11e6, "{}", a.goodput_bps);
+    }
+
+    #[test]
+    fn a_series_ends_with_the_bin_in_which_its_flow_ended() {
+        let r = crate::run(&Scenario::from_toml_str(TWO_DOWNLOADS, "t").unwrap());
+        let (tcp, rcp) = (&r.series[0], &r.series[1]);
+        let done = r.flows[1].completion_s.unwrap();
+        let last = *rcp.time_s.last().unwrap();
+        assert!(
+            last >= done && last < done + 1.0,
+            "RCP done at {done} s, its series runs to {last} s"
+        );
+        assert_eq!(rcp.time_s.len(), rcp.cwnd_bytes.len());
+        assert_eq!(rcp.time_s.len(), rcp.throughput_bps.len());
+        // The TCP flow runs on, to its own end (the run stops then).
+        assert!(tcp.time_s.len() > rcp.time_s.len());
+        assert_eq!(*tcp.time_s.last().unwrap(), r.sim_seconds);
     }
 
     #[test]

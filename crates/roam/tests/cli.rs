@@ -135,7 +135,10 @@ fn sim_json_is_one_deterministic_object_with_the_required_keys() {
         assert!(v.get(key).is_some_and(|x| x.is_number()), "missing {key}");
     }
     for key in ["flows", "bytes_delivered", "from_s", "to_s", "goodput_bps"] {
-        assert!(v["aggregate"][key].is_number(), "aggregate lacks {key}: {v}");
+        assert!(
+            v["aggregate"][key].is_number(),
+            "aggregate lacks {key}: {v}"
+        );
     }
     let flows = v["flows"].as_array().expect("flows array");
     assert_eq!(flows.len(), 2);
@@ -171,6 +174,19 @@ fn sim_json_is_one_deterministic_object_with_the_required_keys() {
     assert_eq!(saved, a.stdout, "result.json is the printed object");
     let series = std::fs::read_to_string(fx.path("a/series.csv")).unwrap();
     assert!(series.starts_with("flow,time_s,throughput_bps,cwnd_bytes,seq\n"));
+    // The sized flow's rows stop with the 100 ms bin in which it completed.
+    let done = flows[0]["completion_s"]
+        .as_f64()
+        .expect("the sized flow completes");
+    let last: f64 = series
+        .lines()
+        .filter(|l| l.starts_with("sized,"))
+        .filter_map(|l| l.split(',').nth(1)?.parse().ok())
+        .fold(0.0, f64::max);
+    assert!(
+        done <= last && last < done + 0.1 + 1e-9,
+        "done {done}, last row {last}"
+    );
 }
 
 #[test]
