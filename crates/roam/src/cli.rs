@@ -21,7 +21,7 @@ roam sim scenarios/validation/dumbbell-single.toml\n  \
 roam sim lossy.toml --set link.bottleneck.forward.loss=0.01 --format json > result.json\n  \
 roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
 roam reproduce probing --quick\n  \
-roam bench --ns3 ./ns3-dumbbell",
+roam bench --no-ns3",
     propagate_version = true
 )]
 pub struct Cli {
@@ -69,18 +69,22 @@ roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 
 roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
     )]
     Sweep(SweepArgs),
-    /// Measure simulator speed (events/s, packets/s) and compare with ns-3.
+    /// Measure simulator speed (events/s, packets/s) and, when ns-3 is installed, compare with
+    /// ns-3 run in the same session.
     #[command(
-        long_about = "Measure simulator speed on the validation dumbbells and compare with ns-3.\n\n\
-Each scenario runs --repeat times; the median wall time is reported with events/s, simulated \
-link packets/s and the speed-up over ns-3 3.37 on the same dumbbell. With --ns3 the ns-3 \
-program built from anchors/ns3-dumbbell.cc is run in the same session (same flows, duration and \
-loss, --repeat times, median); without it the reference wall times from anchors/README.md are \
-used (21.3 s single, 36.1 s shared) and the table says so.\n\n\
+        long_about = "Measure simulator speed on the validation dumbbells, and compare with ns-3 run \
+in the same session on the same machine.\n\n\
+Each scenario runs --repeat times; the median wall time is reported with events/s and simulated \
+link packets/s. The ns-3 program of the same dumbbell (bench/ns3/ns3-dumbbell.cc) runs with the \
+same flows, duration and bottleneck (rate, delay, queue, loss), --repeat times, and the ratio of \
+the median wall times is the speed-up. The program is --ns3 PATH, or else built once from the \
+repository's source into target/ns3-dumbbell/ when pkg-config finds ns-3 (apt-get install -y \
+libns3-dev libgsl-dev; see bench/ns3/README.md). Without ns-3, or with --no-ns3, roam's figures \
+are printed with no ratio: wall times measured elsewhere are never compared.\n\n\
 Examples:\n  \
 roam bench\n  \
-roam bench --repeat 5 --ns3 /work/ns3/ns3-dumbbell\n  \
-roam bench --scenario my-dumbbell.toml --repeat 1"
+roam bench --repeat 5 --ns3 ./ns3-dumbbell\n  \
+roam bench --scenario scenarios/validation/dumbbell-lossy.toml --repeat 1 --no-ns3"
     )]
     Bench(BenchArgs),
     /// Reproduce a paper's experiments and compare with its published numbers.
@@ -113,9 +117,10 @@ pub struct ReproduceArgs {
     /// Output folder [default: results/<NAME>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Repository root holding experiments/ [default: the current directory].
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Repository root holding experiments/ [default: the current folder or the first parent
+    /// that holds experiments/ and scenarios/, else the clone this roam was built in].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
@@ -231,9 +236,17 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
-    /// ns-3 dumbbell binary (built from anchors/ns3-dumbbell.cc) to measure in this session.
-    #[arg(long, value_name = "PATH")]
+    /// ns-3 dumbbell program to run in this session [default: built from
+    /// bench/ns3/ns3-dumbbell.cc when ns-3 is installed].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_ns3")]
     pub ns3: Option<PathBuf>,
+    /// Do not run ns-3 (roam's figures only, no speed-up).
+    #[arg(long)]
+    pub no_ns3: bool,
+    /// Repository root holding scenarios/ and bench/ [default: found from the current folder
+    /// or the roam executable].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,

@@ -525,3 +525,81 @@ fn scenario_errors_suggest_the_key_meant_in_one_wording() {
     );
     assert!(!stderr(&o).contains("u16"), "{}", stderr(&o));
 }
+
+/// The repository's validation dumbbell with 1 % loss (300 simulated s, a fraction of a second).
+fn lossy_dumbbell() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/validation/dumbbell-lossy.toml")
+        .to_str()
+        .expect("utf-8 path")
+        .to_owned()
+}
+
+#[test]
+fn bench_gives_a_speed_up_only_against_ns3_run_in_the_same_session() {
+    use std::os::unix::fs::PermissionsExt;
+    let fx = Fixture::new();
+    // A stand-in for the ns-3 program: it prints its line and what it was asked to run.
+    let fake = fx.path("fake-ns3");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho \"$@\" > args.txt\necho 'ns3 flows=1 time=300 loss=0.01 total_goodput_mbps=1.8340 jain=1.0000 wall_s=4.400'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let scenario = lossy_dumbbell();
+    let o = fx.roam(&[
+        "bench",
+        "--scenario",
+        &scenario,
+        "--repeat",
+        "1",
+        "--ns3",
+        fake.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("1.834") && out.contains('×'), "{out}");
+    assert!(out.contains("in this session on this machine"), "{out}");
+    let args = std::fs::read_to_string(fx.path("args.txt")).unwrap();
+    assert_eq!(
+        args.trim(),
+        "--flows=1 --time=300 --loss=0.01 --bw=10000000bps --delay=20000us --queue=100"
+    );
+    // Without ns-3: roam's figures, no ratio, and why.
+    let o = fx.roam(&[
+        "bench",
+        "--scenario",
+        &scenario,
+        "--repeat",
+        "1",
+        "--no-ns3",
+    ]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains('×'), "{out}");
+    assert!(
+        out.contains("dumbbell-lossy: no ns-3 run, so no speed-up: --no-ns3"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bench_and_reproduce_find_the_repository_from_another_folder() {
+    // The fixture's folder is outside the repository: the defaults are found from the roam
+    // executable's clone.
+    let fx = Fixture::new();
+    let o = fx.roam(&["bench", "--repeat", "1", "--no-ns3", "-q"]);
+    assert_ok(&o);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("dumbbell-single") && out.contains("dumbbell-shared"),
+        "{out}"
+    );
+    let o = fx.roam(&["reproduce", "probing", "--quick", "--out", "p", "-q"]);
+    assert_ok(&o);
+    assert!(fx.path("p/claims.json").exists());
+    let o = fx.roam(&["reproduce", "probing", "--quick", "--root", ".", "-q"]);
+    assert_fails_with(&o, &["--root .", "not a roam repository"]);
+}

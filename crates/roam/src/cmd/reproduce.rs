@@ -20,14 +20,15 @@ pub fn run(args: &ReproduceArgs) -> Result<()> {
         name: name.clone(),
         known: all.iter().map(|e| e.name()).collect::<Vec<_>>().join(", "),
     })?;
+    let root = crate::root::find(args.root.as_deref())?;
     let out_dir = args
         .out
         .clone()
-        .unwrap_or_else(|| args.root.join("results").join(exp.name()));
+        .unwrap_or_else(|| root.join("results").join(exp.name()));
     let png = output::png_writer(args.png)?;
     let ctx = roam_lab::Ctx {
         quick: args.quick,
-        repo_root: args.root.clone(),
+        repo_root: root,
         out_dir: out_dir.clone(),
         progress: !args.quiet && std::io::stderr().is_terminal(),
     };
