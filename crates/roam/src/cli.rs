@@ -59,8 +59,10 @@ of the 95 % Student-t confidence interval are reported for the aggregate goodput
 all flows over one interval, from the first start to the last end; not the sum of per-flow \
 averages), Jain's index, each flow's goodput, completion time (of the flows that completed) and \
 overhead; aggregates and means leave cross traffic out.\n\n\
-Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
-(default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
+Writes long (tidy) CSV tables to the output folder (default out/sweep-<scenario-name>/): \
+sweep.csv (one row per grid point: mean and CI of each run-level metric), sweep_flows.csv (one \
+row per grid point and flow), runs.csv (one row per run) and flows.csv (one row per run and \
+flow, every field of roam sim's flows.csv), each with a column per swept parameter; and plots against the first --param whose values are \
 numbers, else against the first --param's values by name (one line per combination of the \
 other parameters, 95 % CI bars): goodput.svg, and \
 completion.svg when flows complete (--png adds PNG copies).\n\n\
@@ -210,7 +212,7 @@ pub struct SweepArgs {
     /// Parallel runs [default: all cores].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
-    /// Folder for sweep.csv and runs.csv [default: out/sweep-<scenario-name>/].
+    /// Folder for the CSV tables and plots [default: out/sweep-<scenario-name>/].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Fixed overrides applied to every run, e.g. `--set run.duration=60` (repeatable).

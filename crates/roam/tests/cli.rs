@@ -300,6 +300,24 @@ fn sweep_writes_deterministic_csv_files() {
     assert!(lines[2].starts_with("0.02,2,"));
     let runs = std::fs::read_to_string(fx.path("sa/runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 5);
+    // Long tables: one row per run × flow, and per grid point × flow, with the parameter.
+    let flows = std::fs::read_to_string(fx.path("sa/flows.csv")).unwrap();
+    assert_eq!(flows.lines().count(), 1 + 4 * 2, "{flows}");
+    assert!(flows.starts_with("link.wireless.forward.loss,scenario,seed,id,protocol,"));
+    assert!(flows
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("0,tiny,1,sized,tcp,"));
+    let per_flow = std::fs::read_to_string(fx.path("sa/sweep_flows.csv")).unwrap();
+    assert_eq!(per_flow.lines().count(), 1 + 2 * 2, "{per_flow}");
+    for f in ["flows.csv", "sweep_flows.csv"] {
+        assert_eq!(
+            std::fs::read(fx.path("sa").join(f)).unwrap(),
+            std::fs::read(fx.path("sb").join(f)).unwrap(),
+            "{f} is deterministic"
+        );
+    }
     assert_eq!(
         runs,
         std::fs::read_to_string(fx.path("sb/runs.csv")).unwrap()

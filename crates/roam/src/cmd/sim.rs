@@ -107,7 +107,7 @@ pub fn write_files(dir: &Path, result: &RunResult) -> Result<Vec<PathBuf>> {
         csv::write_series(w, &result.series)
     })?;
     csv::to_file(&dir.join("flows.csv"), |w| {
-        csv::write_flows(w, &result.flows)
+        csv::write_flows(w, &result.scenario, result.seed, &result.flows)
     })?;
     csv::to_file(&dir.join("links.csv"), |w| {
         csv::write_links(w, &result.links)

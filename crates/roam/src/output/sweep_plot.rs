@@ -218,7 +218,6 @@ mod tests {
             jain_index: estimate(&[1.0]),
             completion_s: estimate(&[]),
             overhead_pct: estimate(&[]),
-            flow_goodput_mbps: Vec::new(),
         }
     }
 
