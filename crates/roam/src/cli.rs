@@ -218,6 +218,17 @@ pub struct SweepArgs {
     /// Fixed overrides applied to every run, e.g. `--set run.duration=60` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
+    /// Title of the plots [default: the scenario's name].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// X-axis label of the plots [default: the swept parameter's name and unit].
+    #[arg(long, value_name = "TEXT")]
+    pub xlabel: Option<String>,
+    /// A name for a swept parameter or one of its values in axis labels, legends and ticks,
+    /// e.g. `--label link.wlan.forward.loss="wireless loss"` or `--label newreno=NewReno`
+    /// (repeatable).
+    #[arg(long = "label", value_name = "KEY=TEXT", value_parser = parse_label)]
+    pub labels: Vec<Override>,
     /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
@@ -268,6 +279,21 @@ pub fn parse_override(s: &str) -> Result<Override, String> {
     Ok(Override {
         key: key.to_owned(),
         value: value.to_owned(),
+    })
+}
+
+/// Parses `key=text` for `--label` (the text may hold spaces and `=`).
+pub fn parse_label(s: &str) -> Result<Override, String> {
+    let (key, text) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=TEXT (e.g. newreno=NewReno), got `{s}`"))?;
+    let (key, text) = (key.trim(), text.trim());
+    if key.is_empty() || text.is_empty() {
+        return Err(format!("expected KEY=TEXT with both parts, got `{s}`"));
+    }
+    Ok(Override {
+        key: key.to_owned(),
+        value: text.to_owned(),
     })
 }
 
@@ -325,6 +351,17 @@ mod tests {
             .unwrap_err()
             .contains("malformed key"));
         assert!(parse_override("a=").unwrap_err().contains("missing value"));
+    }
+
+    #[test]
+    fn label_keeps_the_text_whole() {
+        let l = parse_label("flow.f.cc = congestion control = cc").unwrap();
+        assert_eq!(
+            (l.key.as_str(), l.value.as_str()),
+            ("flow.f.cc", "congestion control = cc")
+        );
+        assert!(parse_label("newreno").unwrap_err().contains("KEY=TEXT"));
+        assert!(parse_label("=x").is_err() && parse_label("x=").is_err());
     }
 
     #[test]

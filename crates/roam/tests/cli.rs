@@ -328,7 +328,56 @@ fn sweep_writes_deterministic_csv_files() {
     );
     // The swept loss is numeric, so it is the x axis of the goodput plot.
     let svg = std::fs::read_to_string(fx.path("sa/goodput.svg")).unwrap();
-    assert!(svg.contains("link.wireless.forward.loss") && svg.contains("aggregate goodput"));
+    assert!(svg.contains("wireless forward loss") && svg.contains("aggregate goodput"));
+}
+
+#[test]
+fn sweep_plots_take_the_users_title_and_names() {
+    let fx = Fixture::new();
+    let o = fx.roam(&[
+        "sweep",
+        "tiny.toml",
+        "--param",
+        "flow.bulk.cc=newreno,westwood",
+        "--param",
+        "link.wireless.forward.loss=0,0.02",
+        "--seeds",
+        "1",
+        "--title",
+        "Bulk flow on a lossy hop",
+        "--xlabel",
+        "packet error rate",
+        "--label",
+        "westwood=Westwood+",
+        "--label",
+        "flow.bulk.cc=controller",
+        "-q",
+        "--out",
+        "w",
+    ]);
+    assert_ok(&o);
+    let svg = std::fs::read_to_string(fx.path("w/goodput.svg")).unwrap();
+    for text in [
+        "Bulk flow on a lossy hop",
+        "packet error rate",
+        "controller = Westwood+",
+        "controller = newreno",
+    ] {
+        assert!(svg.contains(text), "{text} missing");
+    }
+    assert!(!svg.contains("flow.bulk.cc"), "no raw keys");
+    let o = fx.roam(&[
+        "sweep",
+        "tiny.toml",
+        "--param",
+        "flow.bulk.cc=newreno",
+        "--seeds",
+        "1",
+        "--label",
+        "vegas=Vegas",
+        "-q",
+    ]);
+    assert_fails_with(&o, &["--label vegas=Vegas", "neither a swept parameter"]);
 }
 
 /// Every `<name>.svg` in `names` has a PNG twin; returns false (after printing why) when the

@@ -294,6 +294,18 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         )));
     }
 
+    if let Some(l) = args.labels.iter().find(|l| {
+        !args
+            .params
+            .iter()
+            .any(|p| p.key == l.key || p.values.contains(&l.key))
+    }) {
+        return Err(CliError::Usage(format!(
+            "--label {}={}: {} is neither a swept parameter (--param) nor one of their values",
+            l.key, l.value, l.key
+        )));
+    }
+
     // Validate every run's scenario before starting any: errors come early and in grid order.
     let doc = engine::load_doc(&args.file)?;
     let mut jobs: Vec<(usize, u64, Scenario)> = Vec::new();
@@ -371,7 +383,16 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         &runs,
     )?;
 
-    let plots = sweep_plot::write(&out_dir, &name, &args.params, &points, &summaries)?;
+    let labels = sweep_plot::PlotLabels {
+        title: args.title.clone(),
+        xlabel: args.xlabel.clone(),
+        names: args
+            .labels
+            .iter()
+            .map(|l| (l.key.clone(), l.value.clone()))
+            .collect(),
+    };
+    let plots = sweep_plot::write(&out_dir, &name, &labels, &args.params, &points, &summaries)?;
     output::write_pngs(png.as_ref(), &plots)?;
 
     print(&terminal_table(&args.params, &points, &summaries))?;
