@@ -37,7 +37,9 @@ pub enum Command {
     #[command(long_about = "Run one scenario and report per-flow results.\n\n\
 The summary goes to the terminal (a table, or one JSON object with --format json); result.json, \
 series.csv, flows.csv, links.csv and throughput/cwnd/seq SVG plots are always written to the \
-output folder (default out/<scenario-name>/); --png adds a PNG copy of each plot.\n\n\
+output folder (default out/<scenario-name>/); --png adds a PNG copy of each plot (2080 × 1040). \
+The throughput plot adds the aggregate of the flows; with more than six flows the plots show \
+the flows of highest, median and lowest goodput, each named in the legend.\n\n\
 Overrides use dotted paths into the scenario file and are applied before it is validated. \
 Array entries are addressed by name or id (link.bottleneck.forward.loss, flow.f{i}.size for a \
 repeated entry) or by index (flow.0.size); values are TOML (0.01, true, \"10Mbps\") or bare \

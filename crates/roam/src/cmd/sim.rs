@@ -112,5 +112,5 @@ pub fn write_files(dir: &Path, result: &RunResult) -> Result<Vec<PathBuf>> {
     csv::to_file(&dir.join("links.csv"), |w| {
         csv::write_links(w, &result.links)
     })?;
-    plot::write_all(dir, &result.scenario, &result.series)
+    plot::write_all(dir, result)
 }
