@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::report::{num, Cell, Col};
 use crate::runner::{run_jobs, Job};
 use crate::stats::Estimate;
 use crate::template::Template;
@@ -98,9 +98,9 @@ const TABLES: [Table; 5] = [
 
 const PROTOCOLS: [(&str, &str); 2] = [("NewReno", "standard"), ("Probing", "probing")];
 
-/// Measured cell: completion time and overhead estimates.
+/// One measured cell of a table: completion time and overhead estimates.
 #[derive(Debug, Clone, Copy)]
-struct Cell {
+struct Measured {
     time: Estimate,
     overhead: Estimate,
     unfinished: usize,
@@ -112,13 +112,6 @@ fn mean(e: &Estimate) -> f64 {
 
 fn ci(e: &Estimate) -> f64 {
     e.ci95.unwrap_or(0.0)
-}
-
-fn show(e: &Estimate, d: usize) -> String {
-    match e.ci95 {
-        Some(c) => format!("{} ± {}", num(mean(e), d), num(c, d)),
-        None => num(mean(e), d),
-    }
 }
 
 impl Experiment for Probing {
@@ -186,7 +179,7 @@ impl Experiment for Probing {
                         }
                         ovh.push(f.overhead_pct);
                     }
-                    protos.push(Cell {
+                    protos.push(Measured {
                         time: Estimate::from_sample(&times),
                         overhead: Estimate::from_sample(&ovh),
                         unfinished,
@@ -221,22 +214,14 @@ impl Experiment for Probing {
             for (pi, per) in PERS.iter().enumerate() {
                 let c = &cells[ti][pi];
                 rows.push(vec![
-                    num(*per, 0),
-                    show(&c[0].time, 1),
-                    show(&c[1].time, 1),
-                    format!(
-                        "{} / {}",
-                        num(t.paper_time[0][pi], 1),
-                        num(t.paper_time[1][pi], 1)
-                    ),
-                    show(&c[0].overhead, 2),
-                    show(&c[1].overhead, 2),
-                    format!(
-                        "{} / {}",
-                        num(t.paper_overhead[0][pi], 2),
-                        num(t.paper_overhead[1][pi], 2)
-                    ),
-                    format!("{} / {}", c[0].unfinished, c[1].unfinished),
+                    Cell::num(*per, 0),
+                    Cell::est(&c[0].time, 1),
+                    Cell::est(&c[1].time, 1),
+                    Cell::pair(t.paper_time[0][pi], t.paper_time[1][pi], 1),
+                    Cell::est(&c[0].overhead, 2),
+                    Cell::est(&c[1].overhead, 2),
+                    Cell::pair(t.paper_overhead[0][pi], t.paper_overhead[1][pi], 2),
+                    Cell::pair(c[0].unfinished as f64, c[1].unfinished as f64, 0),
                 ]);
             }
             report.section(
@@ -245,14 +230,14 @@ impl Experiment for Probing {
             );
             report.table(
                 &[
-                    "PER %",
-                    "NewReno time",
-                    "Probing time",
-                    "paper time R / P",
-                    "NewReno overhead",
-                    "Probing overhead",
-                    "paper overhead R / P",
-                    "unfinished N / P",
+                    Col::from("PER %"),
+                    Col::from("NewReno time"),
+                    Col::from("Probing time"),
+                    Col::pair("paper time", "R", "P"),
+                    Col::from("NewReno overhead"),
+                    Col::from("Probing overhead"),
+                    Col::pair("paper overhead", "R", "P"),
+                    Col::pair("unfinished", "N", "P"),
                 ],
                 &rows,
             );
@@ -347,7 +332,7 @@ fn not_worse(n: &Estimate, p: &Estimate) -> bool {
     mean(p) <= mean(n) + slack
 }
 
-fn add_claims(report: &mut Report, cells: &[Vec<Vec<Cell>>]) {
+fn add_claims(report: &mut Report, cells: &[Vec<Vec<Measured>>]) {
     let time_pair = |ti: usize, pi: usize| {
         json!({
             "newreno": mean(&cells[ti][pi][0].time),

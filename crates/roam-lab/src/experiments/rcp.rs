@@ -11,7 +11,6 @@ mod satellite;
 
 use roam_sim::result::{FlowResult, RunResult};
 
-use crate::report::num;
 use crate::runner::{run_jobs, Job};
 use crate::stats::Estimate;
 use crate::template::Template;
@@ -191,14 +190,6 @@ fn flow<'a>(r: &'a RunResult, id: &str) -> Option<&'a FlowResult> {
 
 fn mean(e: &Estimate) -> f64 {
     e.mean.unwrap_or(f64::NAN)
-}
-
-/// `mean ± ci` with `d` decimals.
-fn show(e: &Estimate, d: usize) -> String {
-    match e.ci95 {
-        Some(c) => format!("{} ± {}", num(mean(e), d), num(c, d)),
-        None => num(mean(e), d),
-    }
 }
 
 /// Population mean and coefficient of variation (σ/μ) of `xs`.

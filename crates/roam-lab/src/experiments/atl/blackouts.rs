@@ -5,8 +5,8 @@ use serde_json::json;
 use super::scenarios::{
     blackout, duration_s, seeds, template, BLACKOUTS_FULL, BLACKOUTS_QUICK, BLACKOUT_PROTOCOLS,
 };
-use super::{mbps, mean, run_grouped, show};
-use crate::report::num;
+use super::{mbps, mean, run_grouped};
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Fig. 9.
@@ -46,9 +46,10 @@ pub(super) fn blackouts(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> 
         ok &= a >= w;
         points.push(json!({"blackout_s": b, "atl": a, "westwood": w,
             "gain_pct": 100.0 * (a / w - 1.0)}));
-        let mut r = vec![num(b, 2)];
-        r.extend(cells.iter().map(|c| show(c, 3)));
-        r.push(format!("{:+.1} %", 100.0 * (a / w - 1.0)));
+        let mut r = vec![Cell::num(b, 2)];
+        r.extend(cells.iter().map(|c| Cell::est_of(c, 3)));
+        let gain = 100.0 * (a / w - 1.0);
+        r.push(Cell::shown(format!("{gain:+.1} %"), gain));
         rows.push(r);
     }
     report.section(

@@ -4,9 +4,9 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
+use super::mean;
 use super::scenarios::{duration_s, fairness, seeds, template, FairnessSetup, Reference};
-use super::{mean, show};
-use crate::report::num;
+use crate::report::{num, Cell};
 use crate::runner::run_jobs;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -118,11 +118,11 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
     let mut sweep_rows = Vec::new();
     let mut sweep_json = Vec::new();
     for &ms in &ACCESS_DELAYS_MS {
-        let mut cells = vec![ms.to_string()];
+        let mut cells = vec![Cell::num(ms as f64, 0)];
         let mut phis = Vec::new();
         for _ in 0..4 {
             let v: Vec<f64> = next().iter().map(phi_of).collect();
-            cells.push(show(&v, 3));
+            cells.push(Cell::est_of(&v, 3));
             phis.push(mean(&v));
         }
         sweep_rows.push(cells);
@@ -144,19 +144,19 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
     );
     let mut rows = vec![
         vec![
-            "six TCP-ATL: Jain's index".into(),
-            show(&jain, 4),
-            "≈ 1 (equal data per sink, Fig. 10)".into(),
+            Cell::text("six TCP-ATL: Jain's index"),
+            Cell::est_of(&jain, 4),
+            Cell::text("≈ 1 (equal data per sink, Fig. 10)"),
         ],
         vec![
-            "deterministic (no jitter): six TCP-ATL: Jain's index".into(),
-            show(&jain_det, 4),
-            "–".into(),
+            Cell::text("deterministic (no jitter): six TCP-ATL: Jain's index"),
+            Cell::est_of(&jain_det, 4),
+            Cell::text("–"),
         ],
         vec![
-            "six TCP-ATL: MB per sink (seed 1)".into(),
-            per_flow,
-            "equal".into(),
+            Cell::text("six TCP-ATL: MB per sink (seed 1)"),
+            Cell::text(per_flow),
+            Cell::text("equal"),
         ],
     ];
     for ((name, _, _), v) in WIRED_VARIANTS.iter().zip(&wired_phi) {
@@ -165,7 +165,11 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
         } else {
             "–"
         };
-        rows.push(vec![(*name).to_owned(), show(v, 3), paper.to_owned()]);
+        rows.push(vec![
+            Cell::text(*name),
+            Cell::est_of(v, 3),
+            Cell::text(paper),
+        ]);
     }
     report.table(&["scenario", "ours", "paper"], &rows);
     report.paragraph(

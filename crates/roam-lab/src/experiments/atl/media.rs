@@ -4,8 +4,9 @@ use roam_sim::result::RunResult;
 use serde_json::json;
 
 use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, MEDIA_PROTOCOLS};
-use super::{mbps, mean, plot, run_grouped, show};
+use super::{mbps, mean, plot, run_grouped};
 use crate::chart::{Axes, Series};
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Figs. 12–14 and 17.
@@ -87,11 +88,11 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 fig17 = Some((ja, jr));
             }
             rows.push(vec![
-                format!("{pw:e}"),
-                show(&g[0], 3),
-                show(&g[1], 3),
-                show(&j[0], 3),
-                show(&j[1], 3),
+                Cell::text(format!("{pw:e}")),
+                Cell::est_of(&g[0], 3),
+                Cell::est_of(&g[1], 3),
+                Cell::est_of(&j[0], 3),
+                Cell::est_of(&j[1], 3),
             ]);
         }
         report.section(&format!("Media, d_w = {dw} ms"), "");

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::scenarios::{duration_s, roaming, seeds, template, ROAMING};
-use super::{mbps, mean, run_grouped, show};
-use crate::report::num;
+use super::{mbps, mean, run_grouped};
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Tables II and III.
@@ -36,11 +36,14 @@ pub(super) fn roaming_tables(ctx: &Ctx, report: &mut Report) -> Result<(), LabEr
             ours.push(mean(&v));
             paper.push(p);
             rows.push(vec![
-                (k + 1).to_string(),
-                format!("({t1}, {t2})"),
-                format!("({}, {}, {})", nets[0].name, nets[1].name, nets[2].name),
-                show(&v, 4),
-                num(p, 4),
+                Cell::text((k + 1).to_string()),
+                Cell::text(format!("({t1}, {t2})")),
+                Cell::text(format!(
+                    "({}, {}, {})",
+                    nets[0].name, nets[1].name, nets[2].name
+                )),
+                Cell::est_of(&v, 4),
+                Cell::num(p, 4),
             ]);
         }
         report.section(

@@ -4,8 +4,9 @@
 use serde_json::json;
 
 use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, TCP_PROTOCOLS};
-use super::{mbps, mean, plot, run_grouped, show};
+use super::{mbps, mean, plot, run_grouped};
 use crate::chart::{Axes, Series};
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -54,14 +55,15 @@ pub(super) fn throughput(ctx: &Ctx, report: &mut Report) -> Result<(), LabError>
     let mut low_ww = Vec::new();
     let mut gains = serde_json::Map::new();
     for (di, &dw) in dws.iter().enumerate() {
-        let rows: Vec<Vec<String>> = pws
+        let rows: Vec<Vec<Cell>> = pws
             .iter()
             .enumerate()
             .map(|(pi, pw)| {
-                let mut r = vec![format!("{pw:e}")];
-                r.extend(tput[di][pi].iter().map(|s| show(s, 3)));
+                let mut r = vec![Cell::text(format!("{pw:e}"))];
+                r.extend(tput[di][pi].iter().map(|s| Cell::est_of(s, 3)));
                 let (a, w) = (mean(&tput[di][pi][0]), mean(&tput[di][pi][2]));
-                r.push(format!("{:+.0} %", 100.0 * (a / w - 1.0)));
+                let gain = 100.0 * (a / w - 1.0);
+                r.push(Cell::shown(format!("{gain:+.0} %"), gain));
                 r
             })
             .collect();

@@ -7,7 +7,7 @@ use super::mean;
 use super::runs::{Plan, Runs};
 use super::variants::VARIANTS;
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Writes the Figure 3 table and plot, and judges its two claims.
@@ -20,9 +20,9 @@ pub(super) fn report(
     let (rtts, fig3) = (&plan.rtts, &runs.fig3);
     let mut rows = Vec::new();
     for (ri, rtt) in rtts.iter().enumerate() {
-        let mut row = vec![rtt.to_string()];
+        let mut row = vec![Cell::num(*rtt as f64, 0)];
         for point in &fig3[ri] {
-            row.push(num(mean(&point.main), 0));
+            row.push(Cell::num(mean(&point.main), 0));
         }
         rows.push(row);
     }

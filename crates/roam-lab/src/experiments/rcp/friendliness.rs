@@ -4,10 +4,10 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::{flow, mean, mean_cov, param, run_all, seeds, show, template, Params};
+use super::{flow, mean, mean_cov, param, run_all, seeds, template, Params};
 use crate::chart::{self, Axes, Series};
 use crate::draws;
-use crate::report::num;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -83,7 +83,7 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut cov_series = mean_series.clone();
     for (mi, &n) in mixes.iter().enumerate() {
         let runs = &results[mi * seeds.len()..(mi + 1) * seeds.len()];
-        let mut row = vec![n.to_string()];
+        let mut row = vec![Cell::num(n as f64, 0)];
         for (ii, &at) in instants.iter().enumerate() {
             let mut ms = Vec::new();
             let mut cs = Vec::new();
@@ -105,8 +105,8 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             if ii == instants.len() - 1 {
                 means_end.push(mean(&em));
                 covs_end.push(mean(&ec));
-                row.push(show(&em, 3));
-                row.push(show(&ec, 3));
+                row.push(Cell::est(&em, 3));
+                row.push(Cell::est(&ec, 3));
             }
         }
         let proto_mean = |p: &str| {
@@ -127,8 +127,17 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         };
         let (et, er) = (proto_mean("tcp"), proto_mean("rcp"));
         tcp_means.push(mean(&et));
-        row.push(if et.n > 0 { show(&et, 3) } else { "-".into() });
-        row.push(if er.n > 0 { show(&er, 3) } else { "-".into() });
+        // A mix without TCP (or RCP) flows has no TCP (RCP) mean.
+        row.push(if et.n > 0 {
+            Cell::est(&et, 3)
+        } else {
+            Cell::shown("-", f64::NAN)
+        });
+        row.push(if er.n > 0 {
+            Cell::est(&er, 3)
+        } else {
+            Cell::shown("-", f64::NAN)
+        });
         rows.push(row);
     }
     report.section(
@@ -262,11 +271,11 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         early_ratio.push(er / et);
         late_ratio.push(lr / lt);
         rows.push(vec![
-            seeds[si].to_string(),
-            num(et, 1),
-            num(er, 1),
-            num(lt, 1),
-            num(lr, 1),
+            Cell::num(seeds[si] as f64, 0),
+            Cell::num(et, 1),
+            Cell::num(er, 1),
+            Cell::num(lt, 1),
+            Cell::num(lr, 1),
         ]);
     }
     if let Some(r) = results.first() {
@@ -420,12 +429,13 @@ fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ratios.push(ratio);
         tcp_pts.push((n as f64, mean(&et)));
         rcp_pts.push((n as f64, mean(&er)));
+        let drop_pct = 100.0 * mean(&drop_rate(block(1)));
         rows.push(vec![
-            n.to_string(),
-            show(&et, 3),
-            show(&er, 3),
-            num(ratio, 3),
-            format!("{:.1} %", 100.0 * mean(&drop_rate(block(1)))),
+            Cell::num(n as f64, 0),
+            Cell::est(&et, 3),
+            Cell::est(&er, 3),
+            Cell::num(ratio, 3),
+            Cell::shown(format!("{drop_pct:.1} %"), drop_pct),
         ]);
     }
     report.section(

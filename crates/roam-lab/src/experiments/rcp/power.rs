@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use super::{flow, mean, param, run_all, seeds, show, template};
+use super::{flow, mean, param, run_all, seeds, template};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -44,7 +44,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut pw = [Vec::new(), Vec::new()];
     let mut tp = [Vec::new(), Vec::new()];
     for (bi, &b) in bad_means.iter().enumerate() {
-        let mut row = vec![b.to_string()];
+        let mut row = vec![Cell::num(b as f64, 0)];
         let mut watts = [0.0; 2];
         let mut mbps = [0.0; 2];
         for pi in 0..2 {
@@ -73,14 +73,15 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             mbps[pi] = mean(&eg);
             pw[pi].push((b as f64, mean(&ew)));
             tp[pi].push((b as f64, mean(&eg)));
-            row.push(show(&ew, 3));
-            row.push(show(&eg, 3));
-            row.push(format!("{:.0} %", 100.0 * mean(&es)));
+            row.push(Cell::est(&ew, 3));
+            row.push(Cell::est(&eg, 3));
+            let asleep = 100.0 * mean(&es);
+            row.push(Cell::shown(format!("{asleep:.0} %"), asleep));
         }
         energy_ratio.push(watts[1] / watts[0]);
         tput_ratio.push(mbps[1] / mbps[0]);
-        row.push(num(watts[1] / watts[0], 2));
-        row.push(num(mbps[1] / mbps[0], 2));
+        row.push(Cell::num(watts[1] / watts[0], 2));
+        row.push(Cell::num(mbps[1] / mbps[0], 2));
         rows.push(row);
     }
     report.section(

@@ -4,9 +4,9 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::{mean, param, run_all, seeds, show, template, Params};
+use super::{mean, param, run_all, seeds, template, Params};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::report::{num, Cell};
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -89,7 +89,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         .map(|(name, _)| Series::new(*name, Vec::new()))
         .collect();
     for (ri, &p) in rates.iter().enumerate() {
-        let mut row = vec![format!("{}", p * 100.0)];
+        let mut row = vec![Cell::text(format!("{}", p * 100.0))];
         let mut by_variant = Vec::new();
         for (vi, s) in series.iter_mut().enumerate() {
             let start = (ri * VARIANTS.len() + vi) * per;
@@ -99,7 +99,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let e = Estimate::from_sample(&g);
             s.push_estimate(p * 100.0, &e);
-            row.push(show(&e, 3));
+            row.push(Cell::est(&e, 3));
             by_variant.push(mean(&e));
         }
         rows.push(row);
@@ -216,12 +216,13 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             _ => f64::NAN,
         };
         extra.push(x);
+        let span = |v: Option<f64>| v.map_or(Cell::shown("-", f64::NAN), |v| Cell::num(v, 2));
         rows.push(vec![
-            VARIANTS[vi].0.to_string(),
-            b.map_or("-".into(), |b| num(b, 2)),
-            a.map_or("-".into(), |a| num(a, 2)),
-            num(x, 2),
-            num(x / BASE_RTT_S, 1),
+            Cell::text(VARIANTS[vi].0),
+            span(b),
+            span(a),
+            Cell::num(x, 2),
+            Cell::num(x / BASE_RTT_S, 1),
         ]);
         if let Some(s) = lossy.series.first() {
             let points: Vec<(f64, f64)> = s

@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use super::{flow, mean, param, run_all, seeds, show, template};
+use super::{flow, mean, param, run_all, seeds, template};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -50,7 +50,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         .map(|v| Series::new(v.0, Vec::new()))
         .collect();
     for (di, &d) in delays.iter().enumerate() {
-        let mut row = vec![d.to_string()];
+        let mut row = vec![Cell::num(d as f64, 0)];
         let mut means = Vec::new();
         for (vi, s) in series.iter_mut().enumerate() {
             let start = (di * VARIANTS.len() + vi) * per;
@@ -61,12 +61,12 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let e = Estimate::from_sample(&g);
             s.push_estimate(d as f64, &e);
-            row.push(show(&e, 3));
+            row.push(Cell::est(&e, 3));
             means.push(mean(&e));
         }
         let ratio = means[2] / means[1];
         ratios.push(ratio);
-        row.push(num(ratio, 2));
+        row.push(Cell::num(ratio, 2));
         // Forward-link utilization with RCP-NewReno (variant 1) and RCP-STP (variant 2).
         for (vi, utils) in [(1, &mut newreno_util), (2, &mut stp_util)] {
             let start = (di * VARIANTS.len() + vi) * per;
@@ -77,7 +77,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let util = mean(&Estimate::from_sample(&util));
             utils.push(util);
-            row.push(num(util * 100.0, 0));
+            row.push(Cell::num(util * 100.0, 0));
         }
         rows.push(row);
     }
