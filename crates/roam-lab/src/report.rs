@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::claims::Verdict;
 use crate::stats::Estimate;
 use crate::{Claim, LabError};
 
@@ -20,9 +21,20 @@ pub struct Report {
     pub tables: Vec<DataTable>,
     /// Every image the body embeds, in order (file names next to `report.md`).
     pub images: Vec<String>,
+    /// Quick mode (fewer seeds, shorter runs, smaller transfers): the report says at its top
+    /// that its numbers are a smoke test.
+    pub quick: bool,
     /// Heading of the section being written (names its tables' files).
     heading: String,
 }
+
+/// The banner at the top of a quick-mode report.
+pub const QUICK_BANNER: &str =
+    "> **Quick mode: a smoke test, not a reproduction.** These runs use fewer \
+seeds, shorter runs, fewer sweep points and smaller transfers than the paper (for example 1 MiB \
+where the paper moves 5 MB), so their numbers are not comparable with the paper's, which the \
+tables still show beside them. A claim whose tolerance is a confidence interval over fewer than \
+5 seeds is not judged. Run without `--quick` for the reproduction.";
 
 /// One table of a report, kept for its CSV file: one value per cell (a mean and its CI
 /// half-width, or the paper's two numbers, in columns of their own), numbers at full
@@ -272,23 +284,58 @@ impl Report {
         self.claims.push(c);
     }
 
+    /// An empty report titled `title` for a run in `ctx`'s mode.
+    pub fn for_run(title: &str, ctx: &crate::Ctx) -> Self {
+        Report {
+            quick: ctx.quick,
+            ..Report::new(title)
+        }
+    }
+
+    /// `N of M claims hold in this run`, with the failing and unjudged ones counted.
+    pub fn verdict_line(&self) -> String {
+        let count = |v: Verdict| self.claims.iter().filter(|c| c.verdict == v).count();
+        let (held, failed, unjudged) = (
+            count(Verdict::Holds),
+            count(Verdict::Fails),
+            count(Verdict::NotJudged),
+        );
+        let mut s = format!("{held} of {} claims hold", self.claims.len());
+        let mut rest = Vec::new();
+        if failed > 0 {
+            rest.push(format!("{failed} fail"));
+        }
+        if unjudged > 0 {
+            rest.push(format!("{unjudged} not judged"));
+        }
+        if !rest.is_empty() {
+            s.push_str(&format!(" ({})", rest.join(", ")));
+        }
+        s
+    }
+
     /// Renders the whole markdown document (claims summarised at the top).
     pub fn markdown(&self) -> String {
         let mut s = format!("# {}\n", self.title);
-        let held = self.claims.iter().filter(|c| c.holds).count();
+        if self.quick {
+            let _ = writeln!(s, "\n{QUICK_BANNER}");
+        }
         let _ = write!(
             s,
-            "\n{held} of {} claims hold in this run.\n\n| id | claim | holds |\n|---|---|---|\n",
-            self.claims.len()
+            "\n{} in this run.\n\n| id | claim | verdict |\n|---|---|---|\n",
+            self.verdict_line()
         );
         for c in &self.claims {
-            let _ = writeln!(
-                s,
-                "| `{}` | {} | {} |",
-                c.id,
-                c.claim,
-                if c.holds { "yes" } else { "**no**" }
-            );
+            let verdict = match c.verdict {
+                Verdict::Holds => "holds".to_owned(),
+                Verdict::Fails => "**fails**".to_owned(),
+                Verdict::NotJudged => "not judged".to_owned(),
+            };
+            let verdict = match &c.note {
+                Some(n) => format!("{verdict} ({n})"),
+                None => verdict,
+            };
+            let _ = writeln!(s, "| `{}` | {} | {} |", c.id, c.claim, verdict);
         }
         s.push_str(&self.body);
         s

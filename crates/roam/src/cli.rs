@@ -95,9 +95,12 @@ roam bench --scenario scenarios/validation/dumbbell-lossy.toml --repeat 1 --no-n
     #[command(long_about = "Reproduce a paper's experiments in the simulator.\n\n\
 Runs the scenario set under experiments/<NAME>/ over the paper's parameter grid and seeds, in \
 parallel, and writes results/<NAME>/report.md (our table beside the paper's numbers, plots) and \
-results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, holds — the verdict is \
-computed from the measured numbers). --quick uses fewer seeds and shorter runs; --png adds a \
-PNG copy of each plot.\n\n\
+results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, verdict — holds, fails \
+or not judged, computed from the measured numbers: a claim fails when a number it needs is \
+missing or not finite, and is not judged when a confidence interval it takes as tolerance rests \
+on fewer than 5 seeds), and every table as CSV under tables/ (one number per cell). --quick is a \
+smoke test (fewer seeds, shorter runs, smaller transfers; the report says so at its top); --png \
+adds a PNG copy of each plot.\n\n\
 Examples:\n  \
 roam reproduce --list\n  \
 roam reproduce probing --quick\n  \
@@ -115,7 +118,8 @@ pub struct ReproduceArgs {
     /// List the available experiments and exit.
     #[arg(long)]
     pub list: bool,
-    /// Fewer seeds and shorter runs.
+    /// A smoke test: fewer seeds, shorter runs, smaller transfers (numbers not comparable with
+    /// the paper's).
     #[arg(long)]
     pub quick: bool,
     /// Output folder [default: results/<NAME>].

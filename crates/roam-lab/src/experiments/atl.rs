@@ -55,7 +55,7 @@ impl Experiment for Atl {
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
         ctx.create_out_dir()?;
-        let mut report = Report::new(self.title());
+        let mut report = Report::for_run(self.title(), ctx);
         report.section(
             "Setup",
             &format!(

@@ -7,6 +7,7 @@ use super::mean;
 use super::runs::{Plan, Point, Runs};
 use super::variants::{PAPER_TABLE1, RECENT_PLR_WINDOW, SUPP_PER};
 use crate::chart::{self, Axes, Series};
+use crate::claims::Evidence;
 use crate::report::{Cell, Col};
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -234,13 +235,12 @@ pub(super) fn report(
     let mut paper = serde_json::Map::new();
     // The claims are judged at PER 0.8 %, as the issue states them; the averages over the
     // PER values run (how the paper's Table 1 was made, §4.3) are reported beside them.
-    let (mut ratio_ok, mut fair) = (true, true);
+    let mut measured = Vec::new();
     for (ri, rtt) in rtts.iter().enumerate() {
         let pt = &by_per[at_08][ri];
         let (n, h) = (mean(&pt[0].main), mean(&pt[1].main));
         let (dn, dh) = (mean(&pt[0].dummy), mean(&pt[1].dummy));
-        ratio_ok &= h >= 2.5 * n;
-        fair &= (dh - dn).abs() <= 0.05 * dn;
+        measured.push((*rtt, [n, h, dn, dh]));
         let (an, ah) = (avg_over_per(ri, 0, false), avg_over_per(ri, 1, false));
         let (adn, adh) = (avg_over_per(ri, 0, true), avg_over_per(ri, 1, true));
         ours.insert(
@@ -268,19 +268,72 @@ pub(super) fn report(
             );
         }
     }
-    report.claim(Claim::new(
-        "per-heuristic-2.5x",
-        "Table 1: at PER 0.8 % the PER heuristic's throughput is at least 2.5× NewReno's at every RTT (the average over the PER values run is reported too)",
-        ours.clone().into(),
-        paper.clone().into(),
-        ratio_ok,
-    ));
-    report.claim(Claim::new(
-        "per-heuristic-cross-fair",
-        "Table 1: at PER 0.8 % the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno (the average over the PER values run is reported too)",
-        ours.into(),
-        paper.into(),
-        fair,
-    ));
+    for c in claims(&measured, ours.into(), paper.into()) {
+        report.claim(c);
+    }
     Ok(())
+}
+
+/// The two Table 1 claims at PER 0.8 %, on (RTT, [NewReno, PER heuristic, bulk cross flow next
+/// to NewReno, next to the PER heuristic]) per RTT (kb/s).
+fn claims(
+    measured: &[(u64, [f64; 4])],
+    ours: serde_json::Value,
+    paper: serde_json::Value,
+) -> [Claim; 2] {
+    let (mut ev_ratio, mut ev_fair) = (Evidence::new(), Evidence::new());
+    let (mut ratio_ok, mut fair) = (true, true);
+    ev_ratio.some("RTTs", measured.len());
+    ev_fair.some("RTTs", measured.len());
+    for &(rtt, [n, h, dn, dh]) in measured {
+        let at = |what: &str| format!("{what} at RTT {rtt} ms");
+        let n = ev_ratio.positive(&at("NewReno"), n);
+        let h = ev_ratio.num(&at("PER heuristic"), h);
+        ratio_ok &= h >= 2.5 * n;
+        let dn = ev_fair.positive(&at("cross flow next to NewReno"), dn);
+        let dh = ev_fair.num(&at("cross flow next to the PER heuristic"), dh);
+        fair &= (dh - dn).abs() <= 0.05 * dn;
+    }
+    [
+        Claim::judged(
+            "per-heuristic-2.5x",
+            "Table 1: at PER 0.8 % the PER heuristic's throughput is at least 2.5× NewReno's at every RTT (the average over the PER values run is reported too)",
+            ours.clone(),
+            paper.clone(),
+            ev_ratio,
+            ratio_ok,
+        ),
+        Claim::judged(
+            "per-heuristic-cross-fair",
+            "Table 1: at PER 0.8 % the bulk cross flows' throughput next to the PER heuristic is within ±5 % of their throughput next to NewReno (the average over the PER values run is reported too)",
+            ours,
+            paper,
+            ev_fair,
+            fair,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn each_claim_fails_when_a_throughput_it_reads_is_missing_zero_or_not_finite() {
+        let good = [100.0, 300.0, 1500.0, 1510.0];
+        let make = |k: usize| {
+            move |x: &[f64]| {
+                claims(&[(100, [x[0], x[1], x[2], x[3]])], json!({}), json!({}))[k].clone()
+            }
+        };
+        fails_when_spoilt(&good, [0, 1], &NOT_FINITE, make(0));
+        fails_when_spoilt(&good, [0], &[0.0], make(0));
+        // A cross flow that got nothing next to NewReno is no baseline for "within ±5 %".
+        fails_when_spoilt(&good, [2, 3], &NOT_FINITE, make(1));
+        fails_when_spoilt(&good, [2], &[0.0], make(1));
+        for c in claims(&[], json!({}), json!({})) {
+            assert_unmeasured(&c);
+        }
+    }
 }
