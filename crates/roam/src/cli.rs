@@ -16,10 +16,10 @@ Westwood+, TCP-Probing, last-link heuristics, TCP-ATL, RCP-ATL, RCP, RCP-STP) th
 deterministic discrete-event network simulator.\n\n\
 Scenarios are TOML files describing hosts, links, impairments and flows. The same scenario and \
 seed always give byte-identical results.\n\n\
-Examples:\n  \
+Examples (from the repository root):\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
-roam sim lossy.toml --set link.bottleneck.forward.loss=0.01 --format json > result.json\n  \
-roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
+roam sim scenarios/validation/dumbbell-lossy.toml --set link.bottleneck.forward.loss=0.02 --format json > result.json\n  \
+roam sweep scenarios/validation/dumbbell-lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
 roam reproduce probing --quick\n  \
 roam bench --no-ns3",
     propagate_version = true
@@ -44,12 +44,12 @@ Overrides use dotted paths into the scenario file and are applied before it is v
 Array entries are addressed by name or id (link.bottleneck.forward.loss, flow.f{i}.size for a \
 repeated entry) or by index (flow.0.size); values are TOML (0.01, true, \"10Mbps\") or bare \
 text (10Mbps).\n\n\
-Examples:\n  \
+Examples (from the repository root):\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
-roam sim dumbbell.toml --seed 7 --set run.duration=30 --out /tmp/run7\n  \
-roam sim dumbbell.toml --format json | jq '.flows[].goodput_bps'\n  \
-roam sim wifi.toml --set run.duration=5 --trace trace.csv --trace-flow f   # what happened to \
-each of f's datagrams, link by link")]
+roam sim scenarios/validation/dumbbell-shared.toml --seed 7 --set run.duration=30s --out /tmp/run7\n  \
+roam sim scenarios/validation/dumbbell-shared.toml --format json | jq '.aggregate.goodput_bps'\n  \
+roam sim scenarios/examples/wireless-gilbert.toml --set run.duration=5s --trace trace.csv --trace-flow download   # what happened to \
+each of the download's datagrams, link by link")]
     Sim(SimArgs),
     /// Run a scenario over a grid of parameter values × seeds, in parallel, with 95 % CIs.
     #[command(
@@ -68,9 +68,10 @@ flow, every field of roam sim's flows.csv), each with a column per swept paramet
 numbers, else against the first --param's values by name (one line per combination of the \
 other parameters, 95 % CI bars): goodput.svg, and \
 completion.svg when flows complete (--png adds PNG copies).\n\n\
-Examples:\n  \
-roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
-roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
+Examples (from the repository root):\n  \
+roam sweep scenarios/validation/dumbbell-lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
+roam sweep scenarios/validation/dumbbell-shared.toml --set run.duration=30s --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2\n  \
+roam sweep scenarios/examples/wireless-gilbert.toml --param flow.download.cc=newreno,westwood --seeds 5 --title \"Download over a bursty channel\" --label westwood=Westwood+"
     )]
     Sweep(SweepArgs),
     /// Measure simulator speed (events/s, packets/s) and, when ns-3 is installed, compare with
@@ -87,7 +88,7 @@ libns3-dev libgsl-dev; see bench/ns3/README.md). Without ns-3, or with --no-ns3,
 are printed with no ratio: wall times measured elsewhere are never compared.\n\n\
 Examples:\n  \
 roam bench\n  \
-roam bench --repeat 5 --ns3 ./ns3-dumbbell\n  \
+roam bench --repeat 5 --ns3 target/ns3-dumbbell/ns3-dumbbell   # a program built before\n  \
 roam bench --scenario scenarios/validation/dumbbell-lossy.toml --repeat 1 --no-ns3"
     )]
     Bench(BenchArgs),
@@ -385,6 +386,94 @@ mod tests {
             .contains("empty value"));
         assert!(parse_param("loss=").unwrap_err().contains("empty value"));
         assert!(parse_param(".x=1").unwrap_err().contains("malformed key"));
+    }
+
+    /// The example command lines of a help text: the lines starting with `roam ` after its
+    /// `Examples` heading, without a trailing comment, pipe or redirection.
+    pub(crate) fn examples(help: &str) -> Vec<String> {
+        help.lines()
+            .map(str::trim)
+            .skip_while(|l| !l.starts_with("Examples"))
+            .filter(|l| l.starts_with("roam "))
+            .map(|l| {
+                let cut = [" # ", " | ", " > "]
+                    .iter()
+                    .filter_map(|sep| l.find(sep))
+                    .min()
+                    .unwrap_or(l.len());
+                l[..cut].trim().to_owned()
+            })
+            .collect()
+    }
+
+    /// Splits a command line into words, honouring double and single quotes.
+    pub(crate) fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quote: Option<char> = None;
+        let mut any = false;
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => cur.push(c),
+                (None, '"' | '\'') => {
+                    quote = Some(c);
+                    any = true;
+                }
+                (None, c) if c.is_whitespace() => {
+                    if any || !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                (None, c) => cur.push(c),
+            }
+        }
+        if any || !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    #[test]
+    fn every_help_example_parses_and_names_files_that_exist() {
+        use clap::CommandFactory;
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut cmd = Cli::command();
+        let mut helps = vec![cmd.render_long_help().to_string()];
+        for sub in ["sim", "sweep", "bench", "reproduce"] {
+            let sc = cmd.find_subcommand_mut(sub).expect("subcommand");
+            helps.push(sc.render_long_help().to_string());
+        }
+        let mut n = 0;
+        for line in helps.iter().flat_map(|h| examples(h)) {
+            let args = words(&line);
+            if let Err(e) = Cli::try_parse_from(&args) {
+                panic!("`{line}` does not parse: {e}");
+            }
+            for w in args.iter().filter(|w| w.ends_with(".toml")) {
+                assert!(
+                    repo.join(w).is_file(),
+                    "`{line}` names {w}, which does not exist"
+                );
+            }
+            n += 1;
+        }
+        assert!(n >= 15, "{n} examples");
+    }
+
+    #[test]
+    fn example_lines_are_split_like_a_shell() {
+        assert_eq!(
+            words("roam sweep a.toml --title \"A b\" --label x='y z'"),
+            ["roam", "sweep", "a.toml", "--title", "A b", "--label", "x=y z"]
+        );
+        assert_eq!(
+            examples(
+                "roam drives engines\nExamples:\n  roam sim a.toml --format json | jq .x\n  roam bench   # note"
+            ),
+            ["roam sim a.toml --format json", "roam bench"]
+        );
     }
 
     #[test]
