@@ -12,8 +12,10 @@ mod cli;
 mod cmd;
 mod engine;
 mod error;
+mod ns3;
 mod output;
 mod progress;
+mod root;
 mod timing;
 
 use std::process::ExitCode;
