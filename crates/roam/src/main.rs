@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod ns3;
 mod output;
+mod peak_memory;
 mod progress;
 mod root;
 mod timing;

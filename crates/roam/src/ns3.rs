@@ -72,12 +72,11 @@ pub fn args_for(s: &Scenario) -> Option<Vec<String>> {
     ])
 }
 
-/// Runs `program` with `args` once and reads its line.
-pub fn run_once(program: &Path, args: &[String]) -> Result<Ns3Line> {
+/// Runs `program` with `args` once and reads its line; also its peak resident memory (bytes)
+/// where the platform tells.
+pub fn run_once(program: &Path, args: &[String]) -> Result<(Ns3Line, Option<u64>)> {
     let name = program.display().to_string();
-    let out = Command::new(program)
-        .args(args)
-        .output()
+    let (out, peak) = crate::peak_memory::output_with_peak(Command::new(program).args(args))
         .map_err(|e| CliError::External {
             program: name.clone(),
             message: format!("cannot run: {e}"),
@@ -93,13 +92,14 @@ pub fn run_once(program: &Path, args: &[String]) -> Result<Ns3Line> {
             ),
         });
     }
-    parse_line(&stdout).ok_or_else(|| CliError::External {
+    let line = parse_line(&stdout).ok_or_else(|| CliError::External {
         program: name,
         message: format!(
             "no `ns3 … total_goodput_mbps=… wall_s=…` line in its output: {}",
             stdout.trim()
         ),
-    })
+    })?;
+    Ok((line, peak))
 }
 
 /// The tools used to find and build the program (replaceable in tests).

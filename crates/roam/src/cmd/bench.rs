@@ -11,21 +11,26 @@ use crate::engine;
 use crate::error::{CliError, Result};
 use crate::ns3::{self, Found, Ns3Line, Toolchain};
 use crate::output::{fmt_num, table};
+use crate::peak_memory;
 use crate::progress;
 use crate::timing::timed;
 use roam_lab::stats::median;
+use roam_sim::memory::Bytes;
 
-/// The scenarios benchmarked when none is given, relative to the repository root.
-pub const DEFAULT_SCENARIOS: [&str; 2] = [
+/// The scenarios benchmarked when none is given, relative to the repository root: the
+/// validation dumbbells, then 200 and 1000 flows on the same dumbbell for 60 s.
+pub const DEFAULT_SCENARIOS: [&str; 4] = [
     "scenarios/validation/dumbbell-single.toml",
     "scenarios/validation/dumbbell-shared.toml",
+    "scenarios/scale/dumbbell-200.toml",
+    "scenarios/scale/dumbbell-1000.toml",
 ];
 
 /// The ns-3 side of one benchmarked scenario.
 #[derive(Debug, Clone, PartialEq)]
 enum Ns3Side {
-    /// Medians of `--repeat` runs in this session.
-    Measured(Ns3Line),
+    /// Medians of `--repeat` runs in this session, and the largest peak memory (bytes).
+    Measured(Ns3Line, Option<u64>),
     /// Not run, and why.
     NotRun(String),
 }
@@ -35,6 +40,8 @@ struct BenchRow {
     name: String,
     result: RunResult,
     wall_s: f64,
+    /// Largest peak resident memory of the runs (bytes), where the platform tells.
+    peak: Option<u64>,
     ns3: Ns3Side,
 }
 
@@ -44,20 +51,25 @@ fn total_goodput_mbps(r: &RunResult) -> f64 {
     r.aggregate.goodput_bps / 1e6
 }
 
-/// Runs the ns-3 program `repeat` times with `args`; the medians of its goodput and wall time.
-fn run_ns3(program: &Path, args: &[String], repeat: u32, quiet: bool) -> Result<Ns3Line> {
+/// Runs the ns-3 program `repeat` times with `args`; the medians of its goodput and wall time,
+/// and its largest peak memory.
+fn run_ns3(program: &Path, args: &[String], repeat: u32, quiet: bool) -> Result<Ns3Side> {
     let mut lines = Vec::new();
+    let mut peak: Option<u64> = None;
     let bar = progress::bar(u64::from(repeat), "ns-3", quiet);
     for _ in 0..repeat {
-        lines.push(ns3::run_once(program, args)?);
+        let (line, p) = ns3::run_once(program, args)?;
+        lines.push(line);
+        peak = peak.max(p);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let med = |f: fn(&Ns3Line) -> f64| median(&lines.iter().map(f).collect::<Vec<_>>());
-    Ok(Ns3Line {
+    let line = Ns3Line {
         total_goodput_mbps: med(|l| l.total_goodput_mbps).unwrap_or(f64::NAN),
         wall_s: med(|l| l.wall_s).unwrap_or(f64::NAN),
-    })
+    };
+    Ok(Ns3Side::Measured(line, peak))
 }
 
 fn bench_one(path: &Path, program: &Found, args: &BenchArgs) -> Result<BenchRow> {
@@ -65,9 +77,12 @@ fn bench_one(path: &Path, program: &Found, args: &BenchArgs) -> Result<BenchRow>
     let bar = progress::bar(u64::from(args.repeat), &stem(path), args.quiet);
     let mut walls = Vec::new();
     let mut last = None;
+    let mut peak: Option<u64> = None;
     for _ in 0..args.repeat {
+        peak_memory::reset_own();
         let (r, wall) = timed(|| engine::run(&scenario));
         walls.push(wall.as_secs_f64());
+        peak = peak.max(peak_memory::own_peak());
         last = Some(r?);
         bar.inc(1);
     }
@@ -87,13 +102,14 @@ fn bench_one(path: &Path, program: &Found, args: &BenchArgs) -> Result<BenchRow>
                 ns3_args.join(" "),
                 args.repeat
             ));
-            Ns3Side::Measured(run_ns3(p, &ns3_args, args.repeat, args.quiet)?)
+            run_ns3(p, &ns3_args, args.repeat, args.quiet)?
         }
     };
     Ok(BenchRow {
         name: result.scenario.clone(),
         result,
         wall_s,
+        peak,
         ns3,
     })
 }
@@ -105,9 +121,11 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
         "wall (s)",
         "events/s",
         "link packets/s",
+        "peak memory",
         "goodput (Mb/s)",
         "ns-3 goodput (Mb/s)",
         "ns-3 wall (s)",
+        "ns-3 peak memory",
         "speed-up vs ns-3",
     ]
     .map(str::to_owned)
@@ -122,19 +140,22 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let ns3 = match &r.ns3 {
-                Ns3Side::Measured(l) => Some(*l),
-                Ns3Side::NotRun(_) => None,
+            let (ns3, ns3_peak) = match &r.ns3 {
+                Ns3Side::Measured(l, p) => (Some(*l), *p),
+                Ns3Side::NotRun(_) => (None, None),
             };
+            let mem = |p: Option<u64>| p.map_or("-".to_owned(), |b| Bytes(b).to_string());
             vec![
                 r.name.clone(),
                 fmt_num(r.result.sim_seconds, 1),
                 fmt_num(r.wall_s, 3),
                 per_s(r.result.events, r.wall_s),
                 per_s(r.result.link_packets, r.wall_s),
+                mem(r.peak),
                 fmt_num(total_goodput_mbps(&r.result), 3),
                 ns3.map_or("-".to_owned(), |l| fmt_num(l.total_goodput_mbps, 3)),
                 ns3.map_or("-".to_owned(), |l| fmt_num(l.wall_s, 2)),
+                mem(ns3_peak),
                 ns3.map_or("-".to_owned(), |l| {
                     if r.wall_s > 0.0 && l.wall_s.is_finite() {
                         format!("{}×", fmt_num(l.wall_s / r.wall_s, 1))
@@ -147,7 +168,7 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
         .collect();
     let mut text = format!(
         "{}\nwall times are medians of {repeat} run(s) in this session on this machine, one core \
-         each\n",
+         each; peak memory is the largest resident set of those runs (Linux VmHWM)\n",
         table::simple(&header, &body, 1)
     );
     for r in rows {
@@ -223,6 +244,7 @@ mod tests {
                 series: vec![],
             },
             wall_s: 2.0,
+            peak: Some(30 << 20),
             ns3,
         }
     }
@@ -230,13 +252,20 @@ mod tests {
     #[test]
     fn a_speed_up_only_from_ns3_measured_in_this_session() {
         let measured = render(
-            &[row(Ns3Side::Measured(Ns3Line {
-                total_goodput_mbps: 9.48,
-                wall_s: 21.0,
-            }))],
+            &[row(Ns3Side::Measured(
+                Ns3Line {
+                    total_goodput_mbps: 9.48,
+                    wall_s: 21.0,
+                },
+                Some(40 << 20),
+            ))],
             3,
         );
         assert!(measured.contains("10.5×"), "{measured}");
+        assert!(
+            measured.contains("30.0 MiB") && measured.contains("40.0 MiB"),
+            "{measured}"
+        );
         assert!(!measured.contains("no ns-3 run"));
         let without = render(&[row(Ns3Side::NotRun("ns-3 is not installed".into()))], 3);
         assert!(!without.contains('×'), "{without}");
