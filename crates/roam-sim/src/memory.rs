@@ -28,6 +28,9 @@ const PER_EVENT: u64 = 32;
 const TYPICAL_PACKET: u64 = 1100;
 /// Bytes per flow per time-series bin (throughput, window and counters).
 const PER_SAMPLE: u64 = 48;
+/// The simulator itself before any scenario: code, libraries, the pattern table, buffers
+/// (about 6 MiB resident for the single-flow dumbbell, measured with `roam bench`).
+const PROGRAM: u64 = 6 << 20;
 
 /// What a scenario is expected to need, by part.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +184,7 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
         ("routing tables".to_string(), tables),
         (format!("time series ({bins} bins)"), series),
         ("events".to_string(), events),
+        ("the simulator itself".to_string(), PROGRAM),
     ];
     parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     let total = parts.iter().map(|p| p.1).fold(0u64, u64::saturating_add);
