@@ -46,6 +46,8 @@ mod perf;
 mod serve;
 mod socket;
 pub mod store;
+mod tcp_fetch;
+pub mod tcp_request;
 
 pub use clock::Clock;
 pub use driver::{random_key, random_u64, Driver, DriverStats, NetEndpoint};
@@ -56,3 +58,4 @@ pub use perf::{perf_rcp, perf_tcp, Amount, PerfReport};
 pub use serve::Server;
 pub use socket::LocalSpec;
 pub use store::{DirStore, ObjectMeta};
+pub use tcp_fetch::fetch_tcp;

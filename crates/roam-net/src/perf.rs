@@ -1,6 +1,6 @@
 //! `roam perf`'s client side: goodput of one connection of each engine against a
-//! [`Server`](crate::Server) (RCP: a generated object; TCP-like: bytes written into the
-//! server's discard sink), for a byte count or a duration.
+//! [`Server`](crate::Server) (RCP: a generated object; TCP-like: a discard request, then
+//! bytes the server reads and drops), for a byte count or a duration.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use roam_wire::ConnId;
 use crate::engines::tcp_config;
 use crate::fetch::receive_generated;
 use crate::store::perf_byte;
+use crate::tcp_request::TcpRequest;
 use crate::{random_u64, Clock, Driver, FetchPlan, NetConn, NetError};
 
 /// One measurement.
@@ -76,8 +77,16 @@ pub async fn perf_tcp(
     )?;
     let now = d.now();
     let isn = random_u64()? % tcp::MAX_ISN;
-    let c = tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), isn, now)
-        .map_err(|e| NetError::Config(e.to_string()))?;
+    let mut c =
+        tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), isn, now)
+            .map_err(|e| NetError::Config(e.to_string()))?;
+    // The server reads and drops what follows this request (`docs/RUNTIME.md`, "TCP get").
+    let request = TcpRequest::Discard.encode();
+    if c.write(&request) < request.len() {
+        return Err(NetError::Config(
+            "the request does not fit the send buffer".into(),
+        ));
+    }
     let path = PathAddrs {
         path: PathId::PRIMARY,
         local: 0,

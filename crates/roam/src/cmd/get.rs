@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use roam_net::{fetch, FetchPlan};
+use roam_net::{fetch, fetch_tcp, FetchPlan};
 use roam_proto::rcp::RcpCc;
 
 use crate::cli::Format;
@@ -19,17 +19,23 @@ FILE.roam-part and are renamed to FILE only once length and digest match, so a f
 never leaves a partial file under the final name. When the local address in use or the server \
 stops delivering for --stall seconds, the download continues on a new connection from the next \
 --via address or --server, asking only for the bytes not yet received. Exits non-zero with a \
-one-line message if it cannot complete.\n\n\
+one-line message if it cannot complete. With --protocol tcp the object is streamed by the \
+TCP-like engine (verified the same way); a server that fails is left for the next --server, \
+which sends the object again from its first byte.\n\n\
 Examples:\n  \
 roam get big.iso --server 127.0.0.1:7000 -o big.iso\n  \
 roam get big.iso --server 10.0.1.1:7000 --server 10.0.2.1:7000 --via 10.9.1.2 --via 10.9.2.2 -o big.iso\n  \
-roam get big.iso --server 127.0.0.1:7000 --cc westwood --format json -o /tmp/big.iso";
+roam get big.iso --server 127.0.0.1:7000 --cc westwood --format json -o /tmp/big.iso\n  \
+roam get big.iso --server 127.0.0.1:7000 --protocol tcp -o big.iso";
 
 /// The engine a download runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
     /// RCP: receiver-driven, resumable from another local address or server.
     Rcp,
+    /// The TCP-like engine: the server streams the object; a failed server is left for the
+    /// next one, which sends the object from its first byte (first --via only).
+    Tcp,
 }
 
 /// Arguments of `roam get`.
@@ -103,13 +109,19 @@ pub fn run(args: &GetArgs) -> Result<()> {
     plan.stall = Duration::from_secs_f64(args.stall);
     let bar = progress_bar(args.quiet);
     let rt = super::serve::runtime()?;
-    let report = rt.block_on(fetch(&plan, &args.output, |p| {
+    let show = |p: &roam_net::Progress| {
         if let Some(t) = p.total {
             bar.set_length(t);
         }
         bar.set_position(p.bytes);
         bar.set_message(format!("{} → {}", p.via, p.server));
-    }));
+    };
+    let report = rt.block_on(async {
+        match args.protocol {
+            Protocol::Rcp => fetch(&plan, &args.output, show).await,
+            Protocol::Tcp => fetch_tcp(&plan, &args.output, show).await,
+        }
+    });
     bar.finish_and_clear();
     let report = report?;
     let mbps = |bytes: u64| bytes as f64 * 8.0 / report.seconds.max(1e-9) / 1e6;
