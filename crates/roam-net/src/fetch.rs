@@ -17,7 +17,7 @@ use roam_wire::ConnId;
 
 use crate::engines::rcp_config;
 use crate::store::{ObjectMeta, META_PREFIX};
-use crate::{random_u64, Clock, Driver, LocalSpec, NetConn, NetError};
+use crate::{random_u64, Clock, Driver, LinkTable, LocalSpec, NetConn, NetError};
 
 /// What to fetch, from where, how.
 #[derive(Debug, Clone)]
@@ -38,6 +38,8 @@ pub struct FetchPlan {
     pub max_attempts: usize,
     /// RCP configuration.
     pub rcp: RcpConfig,
+    /// Facts about the local links, handed to each connection opened on them.
+    pub links: LinkTable,
 }
 
 impl FetchPlan {
@@ -51,6 +53,7 @@ impl FetchPlan {
             cc: RcpCc::default(),
             stall: Duration::from_secs(3),
             rcp: rcp_config(),
+            links: LinkTable::new(),
         }
     }
 }
@@ -413,7 +416,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             .local_addr(via)
             .unwrap_or(self.plan.vias[via].addr);
         let now = self.driver.now();
-        let r = RcpReceiver::connect(
+        let mut r = RcpReceiver::connect(
             Arc::new(self.plan.rcp.clone()),
             self.plan.cc,
             ConnId(random_u64()?),
@@ -422,6 +425,9 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             now,
         )
         .map_err(NetError::Config)?;
+        if let Some(info) = self.plan.links.get(via_addr.ip()) {
+            r.set_link_info(now, &info);
+        }
         let path = PathAddrs {
             path: PathId::PRIMARY,
             local: via,

@@ -3,20 +3,18 @@
 //! bytes the server reads and drops), for a byte count or a duration.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::rcp::RcpCc;
 use roam_proto::tcp;
-use roam_wire::ConnId;
 
-use crate::engines::tcp_config;
+use crate::engines::tcp_connect;
 use crate::fetch::receive_generated;
 use crate::store::perf_byte;
 use crate::tcp_request::TcpRequest;
-use crate::{random_u64, Clock, Driver, FetchPlan, NetConn, NetError};
+use crate::{Clock, Driver, FetchPlan, NetConn, NetError};
 
 /// One measurement.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,10 +74,7 @@ pub async fn perf_tcp(
         NoAcceptor::default(),
     )?;
     let now = d.now();
-    let isn = random_u64()? % tcp::MAX_ISN;
-    let mut c =
-        tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), isn, now)
-            .map_err(|e| NetError::Config(e.to_string()))?;
+    let mut c = tcp_connect(cc, now, None)?;
     // The server reads and drops what follows this request (`docs/RUNTIME.md`, "TCP get").
     let request = TcpRequest::Discard.encode();
     if c.write(&request) < request.len() {

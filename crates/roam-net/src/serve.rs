@@ -15,14 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{EndpointConfig, EndpointEvent, Handle};
+use roam_proto::endpoint::{EndpointConfig, EndpointEvent, Handle, PathId};
 use roam_proto::rcp::ObjectStore;
 use roam_proto::tcp;
 use tokio::sync::{mpsc, Notify};
 
 use crate::store::META_PREFIX;
 use crate::tcp_request::{encode_reply, ReplySource, RequestError, TcpRequest};
-use crate::{DirStore, Driver, LocalSpec, NetConn, NetError, ServerAcceptor};
+use crate::{DirStore, Driver, LinkTable, LocalSpec, NetConn, NetError, ServerAcceptor};
 
 /// How often an idle server wakes up (it sleeps until a datagram or deadline otherwise).
 const IDLE_WAKE: Duration = Duration::from_secs(1);
@@ -60,6 +60,8 @@ pub struct Server {
     tcp: HashMap<Handle, TcpServe>,
     prepared_tx: mpsc::UnboundedSender<Prepared>,
     prepared_rx: mpsc::UnboundedReceiver<Prepared>,
+    /// Facts about the server's local links, handed to the TCP-like connections it accepts.
+    links: LinkTable,
     waker: Arc<Notify>,
 }
 
@@ -85,6 +87,7 @@ impl Server {
         let (prepared_tx, prepared_rx) = mpsc::unbounded_channel();
         Ok(Server {
             tcp: HashMap::new(),
+            links: LinkTable::new(),
             prepared_tx,
             prepared_rx,
             waker: driver.waker(),
@@ -99,6 +102,13 @@ impl Server {
     /// The bound address of local `index`.
     pub fn local_addr(&self, index: usize) -> Option<SocketAddr> {
         self.driver.local_addr(index)
+    }
+
+    /// Facts about the local links (by address): each TCP-like connection accepted on one
+    /// gets them (`set_link_info`), so its sender's controller can use them. RCP senders
+    /// are driven by their receivers and take none.
+    pub fn set_links(&mut self, links: LinkTable) {
+        self.links = links;
     }
 
     /// The driver (counters, endpoint statistics).
@@ -127,10 +137,23 @@ impl Server {
     /// Takes the endpoint's events, supplies completed reads, starts the reads the senders
     /// ask for, and serves the TCP-like connections.
     pub fn serve_connections(&mut self) {
+        let now = self.driver.now();
+        let local_addrs: Vec<Option<SocketAddr>> = (0..self.driver.locals())
+            .map(|i| self.driver.local_addr(i))
+            .collect();
         let ep = self.driver.endpoint();
         while let Some(ev) = ep.poll_event() {
             match ev {
-                EndpointEvent::Accepted(h) => self.conns.push(h),
+                EndpointEvent::Accepted(h) => {
+                    self.conns.push(h);
+                    let link = ep
+                        .path(h, PathId::PRIMARY)
+                        .and_then(|p| local_addrs.get(p.local).copied().flatten())
+                        .and_then(|a| self.links.get(a.ip()));
+                    if let (Some(info), Some(NetConn::Tcp(c))) = (link, ep.connection_mut(h)) {
+                        c.set_link_info(now, info);
+                    }
+                }
                 EndpointEvent::Removed { handle, reason, .. } => {
                     self.conns.retain(|h| *h != handle);
                     self.tcp.remove(&handle);

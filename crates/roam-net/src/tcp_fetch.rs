@@ -6,19 +6,17 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
-use roam_wire::ConnId;
 
-use crate::engines::tcp_config;
+use crate::engines::tcp_connect;
 use crate::fetch::{part_path, FileSink, Sink};
 use crate::store::{ObjectMeta, META_PREFIX};
 use crate::tcp_request::{decode_reply, TcpRequest, REPLY_HEADER};
-use crate::{random_u64, Clock, Driver, FetchPlan, FetchReport, NetConn, NetError, Progress};
+use crate::{Clock, Driver, FetchPlan, FetchReport, NetConn, NetError, Progress};
 
 /// Fetches `plan.name` into `out` over the TCP-like engine, verified; `progress` is called after every turn that delivered bytes.
 pub async fn fetch_tcp<F: FnMut(&Progress)>(
@@ -177,16 +175,9 @@ async fn get_once<S: Sink>(
     on_bytes: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<u64, NetError> {
     let now = d.now();
-    let isn = random_u64()? % tcp::MAX_ISN;
-    let mut c = tcp::Connection::connect(
-        Arc::new(tcp_config()),
-        // The server's controller paces the object; the client sends only the request.
-        CcKind::NewReno,
-        ConnId(random_u64()?),
-        isn,
-        now,
-    )
-    .map_err(|e| NetError::Config(e.to_string()))?;
+    let link = d.local_addr(0).and_then(|a| plan.links.get(a.ip()));
+    // The server's controller paces the object; the client sends only the request.
+    let mut c = tcp_connect(CcKind::NewReno, now, link)?;
     let request = TcpRequest::Get(name.as_bytes().to_vec()).encode();
     if c.write(&request) < request.len() {
         return Err(NetError::Config(

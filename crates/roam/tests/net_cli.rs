@@ -97,3 +97,40 @@ fn get_over_tcp_of_a_missing_object_fails_with_one_line() {
     assert!(err.contains("no such object"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(300_000);
+    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("copy");
+    for protocol in ["rcp", "tcp"] {
+        let o = Command::new(ROAM)
+            .args(["get", "f", "--server", &served.addr, "--via", "127.0.0.1"])
+            .args(["--link", "127.0.0.1:pw=0.01,dw=20ms,bw=2Mbps,per=0.01"])
+            .args(["--protocol", protocol, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::read(&out).unwrap() == bytes, "content differs");
+    }
+    let o = Command::new(ROAM)
+        .args([
+            "get",
+            "f",
+            "--server",
+            &served.addr,
+            "--link",
+            "127.0.0.1:pw=2",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--link: pw=2"));
+}

@@ -26,7 +26,8 @@ Examples:\n  \
 roam get big.iso --server 127.0.0.1:7000 -o big.iso\n  \
 roam get big.iso --server 10.0.1.1:7000 --server 10.0.2.1:7000 --via 10.9.1.2 --via 10.9.2.2 -o big.iso\n  \
 roam get big.iso --server 127.0.0.1:7000 --cc westwood --format json -o /tmp/big.iso\n  \
-roam get big.iso --server 127.0.0.1:7000 --protocol tcp -o big.iso";
+roam get big.iso --server 127.0.0.1:7000 --protocol tcp -o big.iso\n  \
+roam get big.iso --server 10.0.1.1:7000 --via 10.9.1.2 --link 10.9.1.2:pw=0.01,dw=20ms,bw=2Mbps --cc atl -o big.iso";
 
 /// The engine a download runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -63,6 +64,12 @@ pub struct GetArgs {
     /// Where to write the file.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
+    /// Facts about a local link, handed to every connection opened on that address
+    /// (repeatable): ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01 (add `wired` for a wired hop).
+    /// Used by controllers that adapt to the wireless hop (atl) and reported to the server
+    /// over TCP.
+    #[arg(long, value_name = "ADDR:FACTS")]
+    pub link: Vec<String>,
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -107,6 +114,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
     let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias);
     plan.cc = cc;
     plan.stall = Duration::from_secs_f64(args.stall);
+    plan.links = super::serve::link_table(&args.link)?;
     let bar = progress_bar(args.quiet);
     let rt = super::serve::runtime()?;
     let show = |p: &roam_net::Progress| {
