@@ -117,12 +117,15 @@ pub fn run(args: &GetArgs) -> Result<()> {
     plan.links = super::serve::link_table(&args.link)?;
     let bar = progress_bar(args.quiet);
     let rt = super::serve::runtime()?;
+    let mut rates = PathRates::default();
     let show = |p: &roam_net::Progress| {
         if let Some(t) = p.total {
             bar.set_length(t);
         }
         bar.set_position(p.bytes);
-        bar.set_message(format!("{} → {}", p.via, p.server));
+        if let Some(msg) = rates.update(p, roam_net::Clock::wall()) {
+            bar.set_message(msg);
+        }
     };
     let report = rt.block_on(async {
         match args.protocol {
@@ -174,6 +177,57 @@ pub fn run(args: &GetArgs) -> Result<()> {
     Ok(())
 }
 
+/// The rate of each (local address, server) path for the progress bar: bytes each path
+/// delivered, averaged over windows of at least half a second (a path not in use decays to 0).
+#[derive(Default)]
+struct PathRates {
+    /// (via, server, bits per second).
+    paths: Vec<(SocketAddr, SocketAddr, f64)>,
+    /// Start of the current window, and the total byte count then.
+    window: Option<(std::time::Instant, u64)>,
+    /// Bytes delivered in the current window, per path index.
+    delta: Vec<u64>,
+    last_bytes: u64,
+}
+
+impl PathRates {
+    /// Takes a progress report; returns the new message once a window closed.
+    fn update(&mut self, p: &roam_net::Progress, now: std::time::Instant) -> Option<String> {
+        let i = match self
+            .paths
+            .iter()
+            .position(|(v, s, _)| (*v, *s) == (p.via, p.server))
+        {
+            Some(i) => i,
+            None => {
+                self.paths.push((p.via, p.server, 0.0));
+                self.delta.push(0);
+                self.paths.len() - 1
+            }
+        };
+        self.delta[i] += p.bytes.saturating_sub(self.last_bytes);
+        self.last_bytes = p.bytes;
+        let (start, _) = *self.window.get_or_insert((now, p.bytes));
+        let secs = now.duration_since(start).as_secs_f64();
+        if secs < 0.5 {
+            return (self.paths.len() == 1 && self.paths[0].2 == 0.0)
+                .then(|| format!("{} → {}", p.via, p.server));
+        }
+        for (path, d) in self.paths.iter_mut().zip(self.delta.iter_mut()) {
+            path.2 = *d as f64 * 8.0 / secs;
+            *d = 0;
+        }
+        self.window = Some((now, p.bytes));
+        Some(
+            self.paths
+                .iter()
+                .map(|(v, s, bps)| format!("{v} → {s} {:.1} Mb/s", bps / 1e6))
+                .collect::<Vec<_>>()
+                .join(" | "),
+        )
+    }
+}
+
 fn blake3_hex(d: &[u8; 32]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -187,9 +241,52 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     };
     let pb = ProgressBar::with_draw_target(None, target);
     let style = ProgressStyle::with_template(
-        "{msg} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}",
+        "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}\n  {wide_msg}",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     pb.set_style(style);
     pb
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn progress(bytes: u64, via: &str, server: &str) -> roam_net::Progress {
+        roam_net::Progress {
+            bytes,
+            total: Some(10_000_000),
+            via: via.parse().unwrap(),
+            server: server.parse().unwrap(),
+            switches: 0,
+        }
+    }
+
+    #[test]
+    fn each_path_shows_its_own_rate() {
+        let t0 = roam_net::Clock::wall();
+        let mut r = PathRates::default();
+        let (a, b, s) = ("10.0.0.1:1", "10.0.0.2:1", "10.0.0.9:7000");
+        assert!(r.update(&progress(0, a, s), t0).is_some());
+        r.update(&progress(250_000, a, s), t0 + Duration::from_millis(200));
+        // One second: 1 MB over a (8 Mb/s), then a switch and 0.5 MB over b (4 Mb/s).
+        r.update(&progress(1_000_000, a, s), t0 + Duration::from_millis(400));
+        let msg = r
+            .update(&progress(1_500_000, b, s), t0 + Duration::from_secs(1))
+            .expect("a window closed");
+        assert_eq!(
+            msg,
+            "10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s | 10.0.0.2:1 → 10.0.0.9:7000 4.0 Mb/s"
+        );
+        // a delivers nothing more: its rate falls to 0.
+        let msg = r
+            .update(&progress(2_000_000, b, s), t0 + Duration::from_secs(2))
+            .unwrap();
+        assert!(
+            msg.starts_with("10.0.0.1:1 → 10.0.0.9:7000 0.0 Mb/s |"),
+            "{msg}"
+        );
+    }
 }
