@@ -275,8 +275,65 @@ impl Ranged for CategoryAxis {
     }
 }
 
-/// Horizontal offset of series `i` of `n` drawn against categories: the series spread evenly
-/// over at most 0.4 of the space between two categories, centred on each name.
+/// Colour weight of the grid lines at labelled ticks, and of those between them.
+const GRID_BOLD: f64 = 0.07;
+const GRID_LIGHT: f64 = 0.025;
+
+/// The x range shown for data spanning `xmin..xmax`: 4 % more on each side (in decades on a
+/// log axis), so that no point or bar sits on the y axis or the frame.
+fn padded(xmin: f64, xmax: f64, log: bool) -> (f64, f64) {
+    if log {
+        let f = (xmax / xmin).powf(0.04);
+        (xmin / f, xmax * f)
+    } else {
+        let pad = (xmax - xmin) * 0.04;
+        (xmin - pad, xmax + pad)
+    }
+}
+
+/// Each series' dodge slot: its fraction of a spread, centred on 0 (see [`dodge`]), among the
+/// series that are dodged: all of them against categories, else those with confidence bars
+/// when at least two of them have a point at the same x. Others get 0.
+fn dodged_series(series: &[Series], categories: bool) -> Vec<f64> {
+    let with_bars: Vec<usize> = (0..series.len())
+        .filter(|&i| {
+            categories || (0..series[i].points.len()).any(|k| half_width(&series[i], k).is_some())
+        })
+        .collect();
+    let shares_x = with_bars.iter().enumerate().any(|(a, &i)| {
+        with_bars[a + 1..].iter().any(|&j| {
+            series[i].points.iter().any(|p| {
+                series[j]
+                    .points
+                    .iter()
+                    .any(|q| q.0 == p.0 && p.0.is_finite())
+            })
+        })
+    });
+    let mut out = vec![0.0; series.len()];
+    if categories || shares_x {
+        for (slot, &i) in with_bars.iter().enumerate() {
+            out[i] = dodge(slot, with_bars.len());
+        }
+    }
+    out
+}
+
+/// `x` moved by `slot` (a dodge offset, in units of the space between two categories): on a
+/// numeric axis the unit is a twentieth of the shown range (in decades on a log axis), so the
+/// widest spread is 2 % of the plot each side.
+fn shifted(x: f64, slot: f64, xmin: f64, xmax: f64, log: bool) -> f64 {
+    if slot == 0.0 {
+        x
+    } else if log {
+        x * (xmax / xmin).powf(slot / 20.0)
+    } else {
+        x + slot * (xmax - xmin) / 20.0
+    }
+}
+
+/// Horizontal offset of series `i` of `n` drawn side by side: the series spread evenly over at
+/// most 0.4 of a unit (the space between two categories), centred on 0.
 fn dodge(i: usize, n: usize) -> f64 {
     if n < 2 {
         return 0.0;
@@ -335,10 +392,23 @@ fn draw_lines(
     let (xmin, xmax) = if let Some(c) = categories {
         (-0.5, c.len().max(1) as f64 - 0.5)
     } else if xmin.is_finite() && xmax > xmin {
-        (xmin, xmax)
+        padded(xmin, xmax, axes.log_x)
+    } else if xmin.is_finite() && xmin == xmax {
+        // One x value: centre it.
+        if axes.log_x {
+            (xmin / 2.0, xmin * 2.0)
+        } else {
+            (
+                xmin - 0.5 * xmin.abs().max(1.0),
+                xmax + 0.5 * xmax.abs().max(1.0),
+            )
+        }
     } else {
         (if axes.log_x { 1e-6 } else { 0.0 }, 1.0)
     };
+    // Series with confidence bars that share an x stand side by side (ggplot's dodge), so that
+    // equal values and overlapping bars stay visible; against categories every series does.
+    let dodged = dodged_series(series, categories.is_some());
     let (ymin, ymax) = if !ymin.is_finite() || ymin >= ymax {
         (0.0, if ymax > 0.0 { ymax * 1.08 } else { 1.0 })
     } else if axes.y_from_zero {
@@ -376,23 +446,25 @@ fn draw_lines(
                 .y_label_formatter(&fmt)
                 .label_style(("sans-serif", 12))
                 .axis_desc_style(("sans-serif", 14))
-                .bold_line_style(BLACK.mix(0.12))
-                .light_line_style(BLACK.mix(0.04))
+                .bold_line_style(BLACK.mix(GRID_BOLD))
+                .light_line_style(BLACK.mix(GRID_LIGHT))
                 .draw()
                 .map_err(|e| err(&e))?;
             for (i, s) in series.iter().enumerate() {
                 let c = colour(s.colour.unwrap_or(i));
                 let style = c.stroke_width(2);
                 let bar = c.stroke_width(1);
-                // Beside categories, the series stand side by side around each name so that
-                // equal values stay visible.
-                let dx = categories.map_or(0.0, |_| dodge(i, series.len()));
+                let shift = |x: f64| match categories {
+                    // One unit is the space between two names.
+                    Some(_) => x + dodged[i],
+                    None => shifted(x, dodged[i], xmin, xmax, axes.log_x),
+                };
                 let data: Vec<(f64, f64)> = s
                     .points
                     .iter()
                     .copied()
                     .filter(usable)
-                    .map(|p| (p.0 + dx, p.1))
+                    .map(|p| (shift(p.0), p.1))
                     .collect();
                 // Against categories: markers and bars only, no lines.
                 if categories.is_none() && s.dashed {
@@ -417,7 +489,7 @@ fn draw_lines(
                         } else {
                             p.1 - e
                         };
-                        ErrorBar::new_vertical(p.0 + dx, low, p.1, p.1 + e, bar, 6)
+                        ErrorBar::new_vertical(shift(p.0), low, p.1, p.1 + e, bar, 6)
                     })
                 });
                 chart.draw_series(bars).map_err(|e| err(&e))?;
@@ -464,6 +536,36 @@ mod tests {
         assert_eq!(three, vec![-0.12, 0.0, 0.12]);
         let many: Vec<f64> = (0..9).map(|i| dodge(i, 9)).collect();
         assert!((many[0] + 0.2).abs() < 1e-12 && (many[8] - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bars_at_the_same_x_are_dodged_and_lines_without_bars_are_not() {
+        let ours = |label: &str| {
+            Series::new(label, vec![(0.0, 1.0), (1.0, 2.0)]).with_errors(vec![0.5, 0.5])
+        };
+        let paper = Series::new("paper", vec![(0.0, 1.0), (1.0, 2.0)]);
+        let d = dodged_series(&[ours("a"), ours("b"), paper.clone()], false);
+        assert_eq!(d, vec![-0.06, 0.06, 0.0]);
+        // No shared x: nothing moves.
+        let apart = Series::new("c", vec![(5.0, 1.0)]).with_errors(vec![0.5]);
+        assert_eq!(dodged_series(&[ours("a"), apart], false), vec![0.0, 0.0]);
+        // Against categories every series is spread.
+        assert_eq!(
+            dodged_series(&[paper.clone(), paper], true),
+            vec![-0.06, 0.06]
+        );
+        // On a numeric axis the spread is a fraction of the shown range.
+        assert!((shifted(1.0, 0.2, 0.0, 10.0, false) - 1.1).abs() < 1e-12);
+        assert!((shifted(1.0, 0.2, 0.1, 1000.0, true) - 10f64.powf(0.04)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_x_range_leaves_room_around_the_first_and_last_point() {
+        let (lo, hi) = padded(0.0, 40.0, false);
+        assert!((lo + 1.6).abs() < 1e-12 && (hi - 41.6).abs() < 1e-12);
+        let (lo, hi) = padded(1e-4, 1e-2, true);
+        assert!(lo < 1e-4 && hi > 1e-2);
+        assert!(((hi / 1e-2).log10() - 0.08).abs() < 1e-12);
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //! Each experiment (one module under [`experiments`]) loads scenario templates from
 //! `experiments/<name>/` in the repository, sweeps their parameters over seeds in parallel with
 //! [`runner::run_jobs`], aggregates with [`stats`], and writes `results/<name>/report.md` (our
-//! table beside the paper's, plots) and `results/<name>/claims.json` (one entry per claim, with
-//! `holds` computed from the measured numbers) through [`report::Report`]. A quick mode (fewer
-//! seeds, shorter runs) keeps the tests fast; the full mode follows the paper's setup.
+//! table beside the paper's, plots, every table also as CSV) and `results/<name>/claims.json`
+//! (one entry per claim, its verdict computed from the measured numbers through
+//! [`claims::Evidence`]: a claim fails when a number it needs is missing or not finite, and is
+//! not judged on too few seeds) through [`report::Report`]. A quick mode (fewer seeds, shorter
+//! runs; a smoke test, and the report says so) keeps the tests fast; the full mode follows the
+//! paper's setup.
 
 pub mod chart;
 pub mod claims;
@@ -27,7 +30,8 @@ pub use report::Report;
 /// Where and how an experiment runs.
 #[derive(Debug, Clone)]
 pub struct Ctx {
-    /// Fewer seeds and shorter runs (for tests and quick looks).
+    /// Fewer seeds and shorter runs (for tests and quick looks): a smoke test, not a
+    /// reproduction.
     pub quick: bool,
     /// Repository root (holds `experiments/`).
     pub repo_root: PathBuf,

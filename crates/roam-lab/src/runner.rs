@@ -49,21 +49,3 @@ pub fn run_jobs(jobs: Vec<Job>, progress: bool) -> Result<Vec<RunResult>, LabErr
     bar.finish_and_clear();
     out.into_iter().collect()
 }
-
-/// Total goodput of the non-cross flows of a run (bits/s).
-pub fn main_goodput_bps(r: &RunResult) -> f64 {
-    r.flows
-        .iter()
-        .filter(|f| !f.cross)
-        .map(|f| f.goodput_bps)
-        .sum()
-}
-
-/// Total goodput of the cross-traffic flows of a run (bits/s).
-pub fn cross_goodput_bps(r: &RunResult) -> f64 {
-    r.flows
-        .iter()
-        .filter(|f| f.cross)
-        .map(|f| f.goodput_bps)
-        .sum()
-}

@@ -37,8 +37,15 @@ fn run_quick(name: &str) -> Written {
     let claims = claims.as_array().expect("an array").clone();
     for c in &claims {
         assert!(c["holds"].is_boolean(), "{c}");
+        let verdict = c["verdict"].as_str().expect("a verdict");
+        assert!(["holds", "fails", "not judged"].contains(&verdict), "{c}");
+        assert_eq!(c["holds"], verdict == "holds", "{c}");
         assert!(!c["ours"].is_null() && !c["paper"].is_null(), "{c}");
     }
+    assert!(
+        markdown.contains("Quick mode: a smoke test"),
+        "a quick report says so at its top"
+    );
     Written {
         dir,
         markdown,
@@ -69,6 +76,25 @@ fn probing_reproduction_writes_report_and_claims() {
             "probing-time-lower-at-high-per",
             "probing-overhead-not-higher-at-high-per",
         ],
+    );
+    // Two seeds per cell: "within noise" is a 95 % CI over two values, too wide to judge by.
+    let verdict = |id: &str| {
+        w.claims.iter().find(|c| c["id"] == id).expect("claim")["verdict"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        verdict("probing-time-not-worse").as_deref(),
+        Some("not judged")
+    );
+    // The overhead gap to the paper is explained with our measured header bytes.
+    assert!(w
+        .markdown
+        .contains("41-byte header of every 1000-byte data"));
+    assert!(
+        w.markdown.contains("8.2 % in all (Table A1, PER 0)"),
+        "{}",
+        w.markdown
     );
 }
 

@@ -72,7 +72,11 @@ proptest! {
         delayed_ack in any::<bool>(),
         len in 1usize..150_000,
     ) {
-        let cfg = TcpConfig { sack, delayed_ack, min_rto_ms: 200, ..TcpConfig::default() };
+        // Patient: with stateless SYN cookies only the client's SYN retransmissions repair a
+        // lost handshake, and under this much loss seven SYNs can all fail (found here: 13 %
+        // loss both ways after a 100 ms blackout). Giving up is then legitimate, not what this
+        // checks.
+        let cfg = patient(TcpConfig { sack, delayed_ack, min_rto_ms: 200, ..TcpConfig::default() });
         let mut p = impaired(cfg, CcKind::NewReno, seed, fwd, rev);
         check_transfer(&mut p, len, seed, 3_000.0)?;
     }
@@ -112,7 +116,7 @@ proptest! {
                 plr_window,
                 ..LastLinkConfig::default()
             },
-            ..TcpConfig::default()
+            ..patient(TcpConfig::default())
         };
         let mut p = impaired(cfg, CcKind::NewReno, seed, fwd, rev);
         let d = data(len, seed);

@@ -16,15 +16,45 @@ pub struct RunResult {
     /// Packets put on links (each hop counts once) — the "simulated packets" of `roam bench`.
     pub link_packets: u64,
     /// Jain's fairness index over the goodputs of the non-cross-traffic flows
-    /// ((Σx)² / (n·Σx²); 1 when there is one flow or none).
+    /// ((Σx)² / (n·Σx²); 1 for one flow that delivered something). Not a number (`null` in
+    /// JSON) when there is no such flow or none of them delivered a byte: there is nothing to
+    /// be fair about.
     pub jain_index: f64,
+    /// The non-cross-traffic flows together: their bytes over one common interval.
+    pub aggregate: Aggregate,
     /// Per-flow results, in scenario order.
     pub flows: Vec<FlowResult>,
     /// Per-link-direction counters, in scenario order.
     pub links: Vec<LinkResult>,
+    /// What in the scenario or the run could not produce a result (a flow starting after the
+    /// end, an event the run never reached because it stopped when every flow was done), in
+    /// words; empty when nothing.
+    pub warnings: Vec<String>,
     /// Per-bin time series (written as CSV, not part of the JSON object).
     #[serde(skip)]
     pub series: Vec<FlowSeries>,
+}
+
+/// The non-cross-traffic flows of a run taken together.
+///
+/// Per-flow goodputs are averages over different intervals (each flow's own start to its own
+/// end), so their sum can exceed the capacity the flows shared: a flow that finished early is
+/// counted at its rate while it ran. The aggregate instead divides all their bytes by one
+/// interval, from the first of them to start to the last of them to end.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Aggregate {
+    /// Non-cross-traffic flows counted.
+    pub flows: usize,
+    /// Application bytes they delivered in order, in total.
+    pub bytes_delivered: u64,
+    /// Start of the interval (s): the earliest start among them.
+    pub from_s: f64,
+    /// End of the interval (s): the latest end among them, where a flow ends when it
+    /// completes or fails, or with the run if it is still running.
+    pub to_s: f64,
+    /// `bytes_delivered · 8 / (to_s − from_s)` in bits/s; not a number (`null` in JSON) when
+    /// there is no such flow or the interval is empty (every flow starts after the run).
+    pub goodput_bps: f64,
 }
 
 /// Results of one flow.

@@ -481,6 +481,7 @@ impl<'s> Runner<'s> {
                 counters: &self.net.counters,
                 dirs: &self.net.dirs,
                 series: sampler.into_series(),
+                stopped_early: stopped_at.is_some(),
             },
         )
     }

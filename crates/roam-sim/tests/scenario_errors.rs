@@ -100,6 +100,69 @@ fn misspelt_field_is_rejected() {
 }
 
 #[test]
+fn misspellings_name_the_key_meant_in_one_wording() {
+    // Our tables and the engines' serde-read option tables word an unknown key alike.
+    assert!(with("run.sede", "1")
+        .starts_with("run.sede: unknown field; did you mean `seed`? (expected one of: duration,"));
+    let e = with("flow.f.tcp.sak", "true");
+    assert!(
+        e.starts_with(
+            r#"flow "f": tcp.sak: unknown field; did you mean `sack`? (expected one of: "#
+        ),
+        "{e}"
+    );
+    assert!(
+        !e.contains("`mss`"),
+        "known keys are listed as in our tables: {e}"
+    );
+    // A required key spelt wrong is reported missing, with the spelling found.
+    let e = err(&BASE.replacen("protocol = \"tcp\"", "protocl = \"tcp\"", 1));
+    assert_eq!(
+        e,
+        r#"flow "f": protocol: missing (found `protocl`: did you mean `protocol`?)"#
+    );
+    let e = with("flow.f.to", "hh1");
+    assert!(
+        e.ends_with(r#"no node named "hh1"; did you mean "h1"?"#),
+        "{e}"
+    );
+    let e = with("event.0.link", "l00");
+    assert!(
+        e.ends_with(r#"no link named "l00"; did you mean "l0"?"#),
+        "{e}"
+    );
+}
+
+#[test]
+fn engine_option_errors_name_no_rust_types() {
+    for (value, want) in [
+        ("-3", "expected an integer in 0..=65535, got -3"),
+        ("70000", "expected an integer in 0..=65535, got 70000"),
+        ("\"big\"", "expected an integer in 0..=65535, got \"big\""),
+    ] {
+        assert_eq!(
+            with("flow.f.tcp.mss", value),
+            format!(r#"flow "f": tcp.mss: {want}"#)
+        );
+    }
+    let e = with("flow.f.tcp.recovery", "\"fast\"");
+    assert_eq!(
+        e,
+        r#"flow "f": tcp.recovery: expected "standard" or "probing", got "fast""#
+    );
+    for key in [
+        "flow.f.tcp.dup_thresh",
+        "flow.f.tcp.sack",
+        "flow.f.tcp.initial_rto_ms",
+    ] {
+        let e = with(key, "\"x\"");
+        for rust in ["u8", "u16", "u32", "u64", "f64", "usize", "invalid type"] {
+            assert!(!e.contains(rust), "{key}: {e}");
+        }
+    }
+}
+
+#[test]
 fn bad_units_and_types_name_the_field() {
     let e = with("link.0.rate", "10 Mbs");
     assert!(e.starts_with(r#"link "l0": rate: expected a rate"#), "{e}");

@@ -16,12 +16,12 @@ Westwood+, TCP-Probing, last-link heuristics, TCP-ATL, RCP-ATL, RCP, RCP-STP) th
 deterministic discrete-event network simulator.\n\n\
 Scenarios are TOML files describing hosts, links, impairments and flows. The same scenario and \
 seed always give byte-identical results.\n\n\
-Examples:\n  \
+Examples (from the repository root):\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
-roam sim lossy.toml --set link.bottleneck.forward.loss=0.01 --format json > result.json\n  \
-roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
+roam sim scenarios/validation/dumbbell-lossy.toml --set link.bottleneck.forward.loss=0.02 --format json > result.json\n  \
+roam sweep scenarios/validation/dumbbell-lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
 roam reproduce probing --quick\n  \
-roam bench --ns3 ./ns3-dumbbell",
+roam bench --no-ns3",
     propagate_version = true
 )]
 pub struct Cli {
@@ -37,17 +37,19 @@ pub enum Command {
     #[command(long_about = "Run one scenario and report per-flow results.\n\n\
 The summary goes to the terminal (a table, or one JSON object with --format json); result.json, \
 series.csv, flows.csv, links.csv and throughput/cwnd/seq SVG plots are always written to the \
-output folder (default out/<scenario-name>/); --png adds a PNG copy of each plot.\n\n\
+output folder (default out/<scenario-name>/); --png adds a PNG copy of each plot (2080 × 1040). \
+The throughput plot adds the aggregate of the flows; with more than six flows the plots show \
+the flows of highest, median and lowest goodput, each named in the legend.\n\n\
 Overrides use dotted paths into the scenario file and are applied before it is validated. \
 Array entries are addressed by name or id (link.bottleneck.forward.loss, flow.f{i}.size for a \
 repeated entry) or by index (flow.0.size); values are TOML (0.01, true, \"10Mbps\") or bare \
 text (10Mbps).\n\n\
-Examples:\n  \
+Examples (from the repository root):\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
-roam sim dumbbell.toml --seed 7 --set run.duration=30 --out /tmp/run7\n  \
-roam sim dumbbell.toml --format json | jq '.flows[].goodput_bps'\n  \
-roam sim wifi.toml --set run.duration=5 --trace trace.csv --trace-flow f   # what happened to \
-each of f's datagrams, link by link")]
+roam sim scenarios/validation/dumbbell-shared.toml --seed 7 --set run.duration=30s --out /tmp/run7\n  \
+roam sim scenarios/validation/dumbbell-shared.toml --format json | jq '.aggregate.goodput_bps'\n  \
+roam sim scenarios/examples/wireless-gilbert.toml --set run.duration=5s --trace trace.csv --trace-flow download   # what happened to \
+each of the download's datagrams, link by link")]
     Sim(SimArgs),
     /// Run a scenario over a grid of parameter values × seeds, in parallel, with 95 % CIs.
     #[command(
@@ -55,40 +57,51 @@ each of f's datagrams, link by link")]
 The grid is the cartesian product of every --param's values (first --param varies slowest) \
 times seeds 1..=N (the seed overrides run.seed). Runs execute in parallel; results are ordered \
 by grid point and seed regardless of scheduling. For each grid point the mean and the half-width \
-of the 95 % Student-t confidence interval are reported for total goodput, Jain's index, each \
-flow's goodput, completion time (of the flows that completed) and overhead; totals and means \
-leave cross traffic out.\n\n\
-Writes sweep.csv (one row per grid point) and runs.csv (one row per run) to the output folder \
-(default out/sweep-<scenario-name>/), and plots against the first --param whose values are \
+of the 95 % Student-t confidence interval are reported for the aggregate goodput (the bytes of \
+all flows over one interval, from the first start to the last end; not the sum of per-flow \
+averages), Jain's index, each flow's goodput, completion time (of the flows that completed) and \
+overhead; aggregates and means leave cross traffic out.\n\n\
+Writes long (tidy) CSV tables to the output folder (default out/sweep-<scenario-name>/): \
+sweep.csv (one row per grid point: mean and CI of each run-level metric), sweep_flows.csv (one \
+row per grid point and flow), runs.csv (one row per run) and flows.csv (one row per run and \
+flow, every field of roam sim's flows.csv), each with a column per swept parameter; and plots against the first --param whose values are \
 numbers, else against the first --param's values by name (one line per combination of the \
 other parameters, 95 % CI bars): goodput.svg, and \
 completion.svg when flows complete (--png adds PNG copies).\n\n\
-Examples:\n  \
-roam sweep lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
-roam sweep dumbbell.toml --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2"
+Examples (from the repository root):\n  \
+roam sweep scenarios/validation/dumbbell-lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
+roam sweep scenarios/validation/dumbbell-shared.toml --set run.duration=30s --param link.bottleneck.delay=10ms,50ms --param link.bottleneck.forward.loss=0.01,0.02 --seeds 5 --jobs 2\n  \
+roam sweep scenarios/examples/wireless-gilbert.toml --param flow.download.cc=newreno,westwood --seeds 5 --title \"Download over a bursty channel\" --label westwood=Westwood+"
     )]
     Sweep(SweepArgs),
-    /// Measure simulator speed (events/s, packets/s) and compare with ns-3.
+    /// Measure simulator speed (events/s, packets/s) and, when ns-3 is installed, compare with
+    /// ns-3 run in the same session.
     #[command(
-        long_about = "Measure simulator speed on the validation dumbbells and compare with ns-3.\n\n\
-Each scenario runs --repeat times; the median wall time is reported with events/s, simulated \
-link packets/s and the speed-up over ns-3 3.37 on the same dumbbell. With --ns3 the ns-3 \
-program built from anchors/ns3-dumbbell.cc is run in the same session (same flows, duration and \
-loss, --repeat times, median); without it the reference wall times from anchors/README.md are \
-used (21.3 s single, 36.1 s shared) and the table says so.\n\n\
+        long_about = "Measure simulator speed on the validation dumbbells, and compare with ns-3 run \
+in the same session on the same machine.\n\n\
+Each scenario runs --repeat times; the median wall time is reported with events/s and simulated \
+link packets/s. The ns-3 program of the same dumbbell (bench/ns3/ns3-dumbbell.cc) runs with the \
+same flows, duration and bottleneck (rate, delay, queue, loss), --repeat times, and the ratio of \
+the median wall times is the speed-up. The program is --ns3 PATH, or else built once from the \
+repository's source into target/ns3-dumbbell/ when pkg-config finds ns-3 (apt-get install -y \
+libns3-dev libgsl-dev; see bench/ns3/README.md). Without ns-3, or with --no-ns3, roam's figures \
+are printed with no ratio: wall times measured elsewhere are never compared.\n\n\
 Examples:\n  \
 roam bench\n  \
-roam bench --repeat 5 --ns3 /work/ns3/ns3-dumbbell\n  \
-roam bench --scenario my-dumbbell.toml --repeat 1"
+roam bench --repeat 5 --ns3 target/ns3-dumbbell/ns3-dumbbell   # a program built before\n  \
+roam bench --scenario scenarios/validation/dumbbell-lossy.toml --repeat 1 --no-ns3"
     )]
     Bench(BenchArgs),
     /// Reproduce a paper's experiments and compare with its published numbers.
     #[command(long_about = "Reproduce a paper's experiments in the simulator.\n\n\
 Runs the scenario set under experiments/<NAME>/ over the paper's parameter grid and seeds, in \
 parallel, and writes results/<NAME>/report.md (our table beside the paper's numbers, plots) and \
-results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, holds — the verdict is \
-computed from the measured numbers). --quick uses fewer seeds and shorter runs; --png adds a \
-PNG copy of each plot.\n\n\
+results/<NAME>/claims.json (one entry per claim: id, claim, ours, paper, verdict — holds, fails \
+or not judged, computed from the measured numbers: a claim fails when a number it needs is \
+missing or not finite, and is not judged when a confidence interval it takes as tolerance rests \
+on fewer than 5 seeds), and every table as CSV under tables/ (one number per cell). --quick is a \
+smoke test (fewer seeds, shorter runs, smaller transfers; the report says so at its top); --png \
+adds a PNG copy of each plot.\n\n\
 Examples:\n  \
 roam reproduce --list\n  \
 roam reproduce probing --quick\n  \
@@ -115,15 +128,17 @@ pub struct ReproduceArgs {
     /// List the available experiments and exit.
     #[arg(long)]
     pub list: bool,
-    /// Fewer seeds and shorter runs.
+    /// A smoke test: fewer seeds, shorter runs, smaller transfers (numbers not comparable with
+    /// the paper's).
     #[arg(long)]
     pub quick: bool,
     /// Output folder [default: results/<NAME>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Repository root holding experiments/ [default: the current directory].
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub root: PathBuf,
+    /// Repository root holding experiments/ [default: the current folder or the first parent
+    /// that holds experiments/ and scenarios/, else the clone this roam was built in].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
@@ -217,12 +232,23 @@ pub struct SweepArgs {
     /// Parallel runs [default: all cores].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
-    /// Folder for sweep.csv and runs.csv [default: out/sweep-<scenario-name>/].
+    /// Folder for the CSV tables and plots [default: out/sweep-<scenario-name>/].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Fixed overrides applied to every run, e.g. `--set run.duration=60` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
     pub set: Vec<Override>,
+    /// Title of the plots [default: the scenario's name].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+    /// X-axis label of the plots [default: the swept parameter's name and unit].
+    #[arg(long, value_name = "TEXT")]
+    pub xlabel: Option<String>,
+    /// A name for a swept parameter or one of its values in axis labels, legends and ticks,
+    /// e.g. `--label link.wlan.forward.loss="wireless loss"` or `--label newreno=NewReno`
+    /// (repeatable).
+    #[arg(long = "label", value_name = "KEY=TEXT", value_parser = parse_label)]
+    pub labels: Vec<Override>,
     /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]
@@ -247,9 +273,17 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
-    /// ns-3 dumbbell binary (built from anchors/ns3-dumbbell.cc) to measure in this session.
-    #[arg(long, value_name = "PATH")]
+    /// ns-3 dumbbell program to run in this session [default: built from
+    /// bench/ns3/ns3-dumbbell.cc when ns-3 is installed].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_ns3")]
     pub ns3: Option<PathBuf>,
+    /// Do not run ns-3 (roam's figures only, no speed-up).
+    #[arg(long)]
+    pub no_ns3: bool,
+    /// Repository root holding scenarios/ and bench/ [default: found from the current folder
+    /// or the roam executable].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -281,6 +315,21 @@ pub fn parse_override(s: &str) -> Result<Override, String> {
     Ok(Override {
         key: key.to_owned(),
         value: value.to_owned(),
+    })
+}
+
+/// Parses `key=text` for `--label` (the text may hold spaces and `=`).
+pub fn parse_label(s: &str) -> Result<Override, String> {
+    let (key, text) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=TEXT (e.g. newreno=NewReno), got `{s}`"))?;
+    let (key, text) = (key.trim(), text.trim());
+    if key.is_empty() || text.is_empty() {
+        return Err(format!("expected KEY=TEXT with both parts, got `{s}`"));
+    }
+    Ok(Override {
+        key: key.to_owned(),
+        value: text.to_owned(),
     })
 }
 
@@ -341,6 +390,17 @@ mod tests {
     }
 
     #[test]
+    fn label_keeps_the_text_whole() {
+        let l = parse_label("flow.f.cc = congestion control = cc").unwrap();
+        assert_eq!(
+            (l.key.as_str(), l.value.as_str()),
+            ("flow.f.cc", "congestion control = cc")
+        );
+        assert!(parse_label("newreno").unwrap_err().contains("KEY=TEXT"));
+        assert!(parse_label("=x").is_err() && parse_label("x=").is_err());
+    }
+
+    #[test]
     fn param_parses_values_in_order() {
         let p = parse_param("link.l.forward.loss=0, 0.01,0.1").unwrap();
         assert_eq!(p.key, "link.l.forward.loss");
@@ -355,6 +415,94 @@ mod tests {
             .contains("empty value"));
         assert!(parse_param("loss=").unwrap_err().contains("empty value"));
         assert!(parse_param(".x=1").unwrap_err().contains("malformed key"));
+    }
+
+    /// The example command lines of a help text: the lines starting with `roam ` after its
+    /// `Examples` heading, without a trailing comment, pipe or redirection.
+    pub(crate) fn examples(help: &str) -> Vec<String> {
+        help.lines()
+            .map(str::trim)
+            .skip_while(|l| !l.starts_with("Examples"))
+            .filter(|l| l.starts_with("roam "))
+            .map(|l| {
+                let cut = [" # ", " | ", " > "]
+                    .iter()
+                    .filter_map(|sep| l.find(sep))
+                    .min()
+                    .unwrap_or(l.len());
+                l[..cut].trim().to_owned()
+            })
+            .collect()
+    }
+
+    /// Splits a command line into words, honouring double and single quotes.
+    pub(crate) fn words(line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quote: Option<char> = None;
+        let mut any = false;
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), c) => cur.push(c),
+                (None, '"' | '\'') => {
+                    quote = Some(c);
+                    any = true;
+                }
+                (None, c) if c.is_whitespace() => {
+                    if any || !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                (None, c) => cur.push(c),
+            }
+        }
+        if any || !cur.is_empty() {
+            out.push(cur);
+        }
+        out
+    }
+
+    #[test]
+    fn every_help_example_parses_and_names_files_that_exist() {
+        use clap::CommandFactory;
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut cmd = Cli::command();
+        let mut helps = vec![cmd.render_long_help().to_string()];
+        for sub in ["sim", "sweep", "bench", "reproduce"] {
+            let sc = cmd.find_subcommand_mut(sub).expect("subcommand");
+            helps.push(sc.render_long_help().to_string());
+        }
+        let mut n = 0;
+        for line in helps.iter().flat_map(|h| examples(h)) {
+            let args = words(&line);
+            if let Err(e) = Cli::try_parse_from(&args) {
+                panic!("`{line}` does not parse: {e}");
+            }
+            for w in args.iter().filter(|w| w.ends_with(".toml")) {
+                assert!(
+                    repo.join(w).is_file(),
+                    "`{line}` names {w}, which does not exist"
+                );
+            }
+            n += 1;
+        }
+        assert!(n >= 15, "{n} examples");
+    }
+
+    #[test]
+    fn example_lines_are_split_like_a_shell() {
+        assert_eq!(
+            words("roam sweep a.toml --title \"A b\" --label x='y z'"),
+            ["roam", "sweep", "a.toml", "--title", "A b", "--label", "x=y z"]
+        );
+        assert_eq!(
+            examples(
+                "roam drives engines\nExamples:\n  roam sim a.toml --format json | jq .x\n  roam bench   # note"
+            ),
+            ["roam sim a.toml --format json", "roam bench"]
+        );
     }
 
     #[test]

@@ -12,8 +12,11 @@ mod cli;
 mod cmd;
 mod engine;
 mod error;
+mod ns3;
 mod output;
+mod peak_memory;
 mod progress;
+mod root;
 mod timing;
 
 use std::process::ExitCode;

@@ -19,7 +19,6 @@ use self::roaming::roaming_tables;
 use self::scenarios::{duration_s, seeds};
 use self::throughput::throughput;
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
 use crate::runner::{run_jobs, Job};
 use crate::stats::Estimate;
 use crate::{Ctx, Experiment, LabError, Report};
@@ -29,15 +28,6 @@ pub struct Atl;
 
 fn mean(v: &[f64]) -> f64 {
     Estimate::from_sample(v).mean.unwrap_or(f64::NAN)
-}
-
-fn show(v: &[f64], d: usize) -> String {
-    let e = Estimate::from_sample(v);
-    match (e.mean, e.ci95) {
-        (Some(m), Some(c)) => format!("{} ± {}", num(m, d), num(c, d)),
-        (Some(m), None) => num(m, d),
-        _ => "–".to_owned(),
-    }
 }
 
 fn mbps(r: &RunResult) -> f64 {
@@ -65,7 +55,7 @@ impl Experiment for Atl {
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
         ctx.create_out_dir()?;
-        let mut report = Report::new(self.title());
+        let mut report = Report::for_run(self.title(), ctx);
         report.section(
             "Setup",
             &format!(

@@ -94,7 +94,7 @@ impl Experiment for LastLink {
         let plan = Plan::new(ctx);
         let runs = runs::run(ctx, &plan)?;
         let (span, seeds, duration) = (plan.span, plan.seeds, plan.duration);
-        let mut report = Report::new(self.title());
+        let mut report = Report::for_run(self.title(), ctx);
         report.section(
             "Setup",
             &format!(

@@ -11,7 +11,7 @@ mod satellite;
 
 use roam_sim::result::{FlowResult, RunResult};
 
-use crate::report::num;
+use crate::claims::Verdict;
 use crate::runner::{run_jobs, Job};
 use crate::stats::Estimate;
 use crate::template::Template;
@@ -31,7 +31,7 @@ impl Experiment for Rcp {
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
         ctx.create_out_dir()?;
-        let mut report = Report::new(self.title());
+        let mut report = Report::for_run(self.title(), ctx);
         report.section(
             "Setup",
             &format!(
@@ -84,12 +84,11 @@ fn explanation(id: &str) -> &'static str {
         "recovery-rcp-ge-tcp-sack" => {
             "Our TCP-SACK is RFC 6675 without the paper's modification against timeouts on lost \
              retransmissions; RCP detects every hole, including lost re-requests, with the \
-             out-of-order threshold and times out less. But the two engines differ in one \
-             detail that matters at high loss: our TCP sender counts the acknowledgement that \
-             ends a recovery episode toward window growth, while the RCP pipe (following RFC \
-             6582, no growth on the full acknowledgement) does not. With TCP's ordering RCP gets \
-             about 15 % more than TCP-SACK at 5 % loss, but 1.6x TCP's share in the 20-flow \
-             dumbbell; we kept the RFC behaviour (docs/RCP.md)."
+             out-of-order threshold and times out less. Window growth is not a difference: both \
+             engines follow RFC 6582 and do not grow the window on the acknowledgement (or \
+             arrival) that ends a recovery episode (docs/RCP.md, \"Window growth on the \
+             arrival that ends recovery\"). What separates them at high loss is how they \
+             detect and repair losses."
         }
         "recovery-rcp-eln-ge-tcp-eln" | "recovery-rcp-eln-2x-at-5pct" => {
             "TCP-ELN is the paper's: a single ELN bit on cumulative ACKs and NewReno recovery \
@@ -136,7 +135,11 @@ fn differences(report: &mut Report) {
         text.push_str(&format!(
             "- **{}** ({}): {} Ours: `{}`; paper: `{}`. {}\n",
             c.id,
-            if c.holds { "holds" } else { "does not hold" },
+            match c.verdict {
+                Verdict::Holds => "holds",
+                Verdict::Fails => "does not hold",
+                Verdict::NotJudged => "not judged",
+            },
             c.claim,
             c.ours,
             c.paper,
@@ -193,14 +196,6 @@ fn mean(e: &Estimate) -> f64 {
     e.mean.unwrap_or(f64::NAN)
 }
 
-/// `mean ± ci` with `d` decimals.
-fn show(e: &Estimate, d: usize) -> String {
-    match e.ci95 {
-        Some(c) => format!("{} ± {}", num(mean(e), d), num(c, d)),
-        None => num(mean(e), d),
-    }
-}
-
 /// Population mean and coefficient of variation (σ/μ) of `xs`.
 fn mean_cov(xs: &[f64]) -> (f64, f64) {
     if xs.is_empty() {
@@ -215,6 +210,21 @@ fn mean_cov(xs: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn explanations_describe_the_engines_as_they_are() {
+        // acd9c51 made the TCP sender keep the window on the ACK that ends recovery (RFC 6582),
+        // as the RCP pipe does; the report must not explain a difference by the old behaviour.
+        let text = explanation("recovery-rcp-ge-tcp-sack");
+        assert!(!text.contains("counts the acknowledgement that ends a recovery episode"));
+        assert!(text.contains("both engines follow RFC 6582"));
+        for id in [
+            "recovery-rcp-ge-tcp-sack",
+            "satellite-stp-well-above-newreno",
+        ] {
+            assert!(!explanation(id).is_empty(), "{id}");
+        }
+    }
 
     #[test]
     fn cov_of_equal_values_is_zero() {

@@ -35,7 +35,7 @@ pub(super) fn parse_event(
                     ))
                 }
             };
-            let mut s = f.sub("set")?.ok_or_else(|| f.err("set", "missing"))?;
+            let mut s = f.sub("set")?.ok_or_else(|| f.missing("set"))?;
             let change = LinkChange {
                 rate: s.get_with("rate", units::rate)?,
                 delay: s.get::<Duration>("delay")?,
@@ -54,7 +54,7 @@ pub(super) fn parse_event(
             let node = node_by_name(&f, "node", nodes, &node)?;
             let iface = f.get::<IfaceRef>("iface")?;
             if iface.is_none() {
-                return Err(f.err("iface", "missing"));
+                return Err(f.missing("iface"));
             }
             let iface = resolve_iface(&f, "iface", iface, node, nodes, links)?;
             let up = f.req::<bool>("up")?;

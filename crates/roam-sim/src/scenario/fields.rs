@@ -6,6 +6,7 @@ use std::time::Duration;
 use toml::{Table, Value};
 
 use super::units::{self, QueueLimit};
+use super::wording;
 
 /// A reference to one of a host's interfaces: its index or the name of the attached link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,13 +184,21 @@ impl Fields {
 
     /// Removes and converts a required field.
     pub(crate) fn req<T: FromField>(&mut self, key: &'static str) -> Result<T, String> {
-        self.get(key)?.ok_or_else(|| self.err(key, "missing"))
+        self.get(key)?.ok_or_else(|| self.missing(key))
     }
 
     /// Removes a required field with an explicit parser.
     pub(crate) fn req_with<T>(&mut self, key: &'static str, parse: Parser<T>) -> Result<T, String> {
-        self.get_with(key, parse)?
-            .ok_or_else(|| self.err(key, "missing"))
+        self.get_with(key, parse)?.ok_or_else(|| self.missing(key))
+    }
+
+    /// The error for a required field `key` that is absent, naming the unread key that looks
+    /// like a misspelling of it (`protocl` for `protocol`).
+    pub(crate) fn missing(&self, key: &str) -> String {
+        self.err(
+            key,
+            wording::missing(key, self.table.keys().map(String::as_str)),
+        )
     }
 
     /// Removes an optional sub-table and starts reading it.
@@ -221,13 +230,10 @@ impl Fields {
     /// Fails if any key was not read.
     pub(crate) fn finish(self) -> Result<(), String> {
         if let Some(key) = self.table.keys().next() {
-            let mut known = self.known.clone();
-            known.sort_unstable();
-            known.dedup();
             return Err(Self::join(
                 &self.ctx,
                 &format!("{}{key}", self.prefix),
-                &format!("unknown field (expected one of: {})", known.join(", ")),
+                &wording::unknown_field(key, &self.known),
             ));
         }
         Ok(())

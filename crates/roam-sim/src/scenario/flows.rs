@@ -109,7 +109,7 @@ pub(super) fn parse_flow(
         }
         "cbr" | "pareto" => {
             reject(&f, &["cc", "tcp"])?;
-            let rate_bps = rate.ok_or_else(|| f.err("rate", "missing"))?;
+            let rate_bps = rate.ok_or_else(|| f.missing("rate"))?;
             let packet_size = packet_size.unwrap_or(1000);
             if !(1..=65_507).contains(&packet_size) {
                 return Err(f.err("packet_size", "expected 1..=65507 bytes"));

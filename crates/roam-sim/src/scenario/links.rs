@@ -186,7 +186,7 @@ fn resolve(base_dir: Option<&Path>, p: &str) -> PathBuf {
 
 fn parse_gilbert(mut g: Fields) -> Result<GilbertSpec, String> {
     let state = |g: &mut Fields, key: &'static str| -> Result<GeState, String> {
-        let mut s = g.sub(key)?.ok_or_else(|| g.err(key, "missing"))?;
+        let mut s = g.sub(key)?.ok_or_else(|| g.missing(key))?;
         let mean = s.req::<Duration>("mean")?;
         if mean < Duration::from_micros(1) {
             return Err(s.err("mean", "must be at least 1us"));

@@ -13,6 +13,8 @@ pub(crate) mod rcp;
 pub(crate) mod tcp;
 mod template;
 pub mod units;
+mod warnings;
+mod wording;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -26,6 +28,7 @@ pub use rcp::RcpSetup;
 pub use tcp::TcpSetup;
 pub use template::{parse_param_value, set_param, MAX_EXPANDED};
 pub use units::QueueLimit;
+pub(crate) use warnings::secs;
 
 use crate::link::trace::Trace;
 use crate::world;
@@ -572,17 +575,24 @@ fn parse_node(v: Value, pos: usize) -> Result<NodeSpec, String> {
 }
 
 fn node_by_name(f: &Fields, key: &str, nodes: &[NodeSpec], name: &str) -> Result<usize, String> {
-    nodes
-        .iter()
-        .position(|n| n.name == name)
-        .ok_or_else(|| f.err(key, format!("no node named {name:?}")))
+    nodes.iter().position(|n| n.name == name).ok_or_else(|| {
+        let hint = did_you_mean(name, nodes.iter().map(|n| n.name.as_str()));
+        f.err(key, format!("no node named {name:?}{hint}"))
+    })
 }
 
 fn link_by_name(f: &Fields, key: &str, links: &[LinkSpec], name: &str) -> Result<usize, String> {
-    links
-        .iter()
-        .position(|l| l.name == name)
-        .ok_or_else(|| f.err(key, format!("no link named {name:?}")))
+    links.iter().position(|l| l.name == name).ok_or_else(|| {
+        let hint = did_you_mean(name, links.iter().map(|l| l.name.as_str()));
+        f.err(key, format!("no link named {name:?}{hint}"))
+    })
+}
+
+/// `; did you mean "x"?` when one of `names` looks like a misspelling of `name`, else nothing.
+fn did_you_mean<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    wording::closest(name, names)
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
 }
 
 fn resolve_iface(

@@ -21,6 +21,8 @@ use roam_proto::rcp::{RcpCc, RcpConfig};
 use serde::Deserialize;
 use toml::Value;
 
+use super::wording;
+
 use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
 use crate::agents::rcp::{rcp_receiver, rcp_sender, RcpReceiverParams, SleepPolicy};
 use crate::energy::PowerModel;
@@ -70,10 +72,10 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
             let mut one = toml::Table::new();
             one.insert(k.clone(), v.clone());
             if let Err(e1) = RcpConfig::deserialize(Value::Table(one)) {
-                return format!("rcp.{k}: {}", clean(&e1.to_string()));
+                return format!("rcp.{k}: {}", wording::serde_message(&e1.to_string()));
             }
         }
-        format!("rcp: {}", clean(&e.to_string()))
+        format!("rcp: {}", wording::serde_message(&e.to_string()))
     })?;
     config.validate().map_err(|e| format!("rcp.{e}"))?;
     let metered = sleep || energy || idle_w.is_some();
@@ -88,10 +90,6 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         energy: metered.then_some(model),
         sleep: sleep.then(SleepPolicy::default),
     })
-}
-
-fn clean(msg: &str) -> String {
-    msg.trim().replace('\n', " ")
 }
 
 /// Where an RCP flow's endpoints live.

@@ -8,6 +8,8 @@ use roam_proto::tcp::TcpConfig;
 use serde::Deserialize;
 use toml::Value;
 
+use super::wording;
+
 use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
 use crate::agents::tcp::{tcp_receiver, tcp_sender};
 
@@ -38,10 +40,10 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<TcpSetup
             let mut one = toml::Table::new();
             one.insert(k.clone(), v.clone());
             if let Err(e1) = TcpConfig::deserialize(Value::Table(one)) {
-                return format!("tcp.{k}: {}", clean(&e1.to_string()));
+                return format!("tcp.{k}: {}", wording::serde_message(&e1.to_string()));
             }
         }
-        format!("tcp: {}", clean(&e.to_string()))
+        format!("tcp: {}", wording::serde_message(&e.to_string()))
     })?;
     config.validate().map_err(|e| format!("tcp.{e}"))?;
     Ok(TcpSetup {
@@ -49,10 +51,6 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<TcpSetup
         cc_kind,
         config: Arc::new(config),
     })
-}
-
-fn clean(msg: &str) -> String {
-    msg.trim().replace('\n', " ")
 }
 
 /// Where a TCP flow's endpoints live.

@@ -1,7 +1,7 @@
-//! `roam bench`: simulator speed on the validation dumbbells, compared with ns-3 3.37.
+//! `roam bench`: simulator speed on the validation dumbbells, and the speed-up over ns-3 when
+//! ns-3 ran in the same session on the same machine (never against figures from elsewhere).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use roam_sim::result::RunResult;
 
@@ -9,57 +9,30 @@ use crate::cli::BenchArgs;
 use crate::cmd::{note, print, stem};
 use crate::engine;
 use crate::error::{CliError, Result};
+use crate::ns3::{self, Found, Ns3Line, Toolchain};
 use crate::output::{fmt_num, table};
+use crate::peak_memory;
 use crate::progress;
 use crate::timing::timed;
 use roam_lab::stats::median;
+use roam_sim::memory::Bytes;
 
-/// The scenarios benchmarked when none is given.
-pub const DEFAULT_SCENARIOS: [&str; 2] = [
+/// The scenarios benchmarked when none is given, relative to the repository root: the
+/// validation dumbbells, then 200 and 1000 flows on the same dumbbell for 60 s.
+pub const DEFAULT_SCENARIOS: [&str; 4] = [
     "scenarios/validation/dumbbell-single.toml",
     "scenarios/validation/dumbbell-shared.toml",
+    "scenarios/scale/dumbbell-200.toml",
+    "scenarios/scale/dumbbell-1000.toml",
 ];
 
-/// The link whose forward loss is the ns-3 dumbbell's `--loss` (0 when there is none).
-const BOTTLENECK: &str = "bottleneck";
-
-/// ns-3 3.37 figures from `anchors/README.md` for the scenarios of the same name:
-/// (file stem, wall seconds on one core, total goodput Mb/s).
-const NS3_REFERENCE: [(&str, f64, f64); 2] = [
-    ("dumbbell-single", 21.3, 9.479),
-    ("dumbbell-shared", 36.1, 9.483),
-];
-
-/// What one ns-3 run printed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Ns3Line {
-    /// Total goodput (Mb/s).
-    pub total_goodput_mbps: f64,
-    /// Wall time the program measured (s).
-    pub wall_s: f64,
-}
-
-/// Parses the `ns3 flows=.. time=.. loss=.. total_goodput_mbps=.. jain=.. wall_s=..` line.
-pub fn parse_ns3_line(output: &str) -> Option<Ns3Line> {
-    let line = output.lines().find(|l| l.starts_with("ns3 "))?;
-    let field = |name: &str| -> Option<f64> {
-        line.split_whitespace()
-            .filter_map(|kv| kv.split_once('='))
-            .find(|(k, _)| *k == name)
-            .and_then(|(_, v)| v.parse().ok())
-    };
-    Some(Ns3Line {
-        total_goodput_mbps: field("total_goodput_mbps")?,
-        wall_s: field("wall_s")?,
-    })
-}
-
-/// The ns-3 figures a row is compared with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Ns3Figures {
-    Measured(Ns3Line),
-    Reference(Ns3Line),
-    None,
+/// The ns-3 side of one benchmarked scenario.
+#[derive(Debug, Clone, PartialEq)]
+enum Ns3Side {
+    /// Medians of `--repeat` runs in this session, and the largest peak memory (bytes).
+    Measured(Ns3Line, Option<u64>),
+    /// Not run, and why.
+    NotRun(String),
 }
 
 /// One benchmarked scenario.
@@ -67,119 +40,76 @@ struct BenchRow {
     name: String,
     result: RunResult,
     wall_s: f64,
-    ns3: Ns3Figures,
+    /// Largest peak resident memory of the runs (bytes), where the platform tells.
+    peak: Option<u64>,
+    ns3: Ns3Side,
 }
 
+/// The aggregate goodput (Mb/s): all flows' bytes over one interval, as ns-3's total (bytes /
+/// simulated time).
 fn total_goodput_mbps(r: &RunResult) -> f64 {
-    r.flows
-        .iter()
-        .filter(|f| !f.cross)
-        .map(|f| f.goodput_bps)
-        .sum::<f64>()
-        / 1e6
+    r.aggregate.goodput_bps / 1e6
 }
 
-/// Runs the ns-3 program `repeat` times with the dumbbell's flows, duration and loss and returns
-/// the median wall time and goodput.
-fn run_ns3(
-    program: &Path,
-    flows: usize,
-    time_s: f64,
-    loss: f64,
-    repeat: u32,
-    quiet: bool,
-) -> Result<Ns3Line> {
-    let name = program.display().to_string();
+/// Runs the ns-3 program `repeat` times with `args`; the medians of its goodput and wall time,
+/// and its largest peak memory.
+fn run_ns3(program: &Path, args: &[String], repeat: u32, quiet: bool) -> Result<Ns3Side> {
     let mut lines = Vec::new();
+    let mut peak: Option<u64> = None;
     let bar = progress::bar(u64::from(repeat), "ns-3", quiet);
     for _ in 0..repeat {
-        let out = Command::new(program)
-            .arg(format!("--flows={flows}"))
-            .arg(format!("--time={time_s}"))
-            .arg(format!("--loss={loss}"))
-            .output()
-            .map_err(|e| CliError::External {
-                program: name.clone(),
-                message: format!("cannot run: {e}"),
-            })?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        if !out.status.success() {
-            return Err(CliError::External {
-                program: name.clone(),
-                message: format!(
-                    "exited with {}: {}",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            });
-        }
-        lines.push(parse_ns3_line(&stdout).ok_or_else(|| CliError::External {
-            program: name.clone(),
-            message: format!(
-                "no `ns3 … total_goodput_mbps=… wall_s=…` line in its output: {}",
-                stdout.trim()
-            ),
-        })?);
+        let (line, p) = ns3::run_once(program, args)?;
+        lines.push(line);
+        peak = peak.max(p);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let med = |f: fn(&Ns3Line) -> f64| median(&lines.iter().map(f).collect::<Vec<_>>());
-    Ok(Ns3Line {
+    let line = Ns3Line {
         total_goodput_mbps: med(|l| l.total_goodput_mbps).unwrap_or(f64::NAN),
         wall_s: med(|l| l.wall_s).unwrap_or(f64::NAN),
-    })
+    };
+    Ok(Ns3Side::Measured(line, peak))
 }
 
-fn bench_one(path: &Path, args: &BenchArgs) -> Result<BenchRow> {
+fn bench_one(path: &Path, program: &Found, args: &BenchArgs) -> Result<BenchRow> {
     let scenario = engine::build(engine::load_doc(path)?, path)?;
-    let loss = scenario
-        .link_index(BOTTLENECK)
-        .map_or(0.0, |i| scenario.links[i].forward.loss);
     let bar = progress::bar(u64::from(args.repeat), &stem(path), args.quiet);
     let mut walls = Vec::new();
     let mut last = None;
+    let mut peak: Option<u64> = None;
     for _ in 0..args.repeat {
+        peak_memory::reset_own();
         let (r, wall) = timed(|| engine::run(&scenario));
         walls.push(wall.as_secs_f64());
+        peak = peak.max(peak_memory::own_peak());
         last = Some(r?);
         bar.inc(1);
     }
     bar.finish_and_clear();
     let result = last.ok_or_else(|| CliError::Usage("--repeat must be at least 1".to_owned()))?;
     let wall_s = median(&walls).unwrap_or(f64::NAN);
-
-    let ns3 = match &args.ns3 {
-        Some(program) => {
-            let flows = result.flows.iter().filter(|f| !f.cross).count();
+    let ns3 = match (program, ns3::args_for(&scenario)) {
+        (Found::Unavailable(why), _) => Ns3Side::NotRun(why.clone()),
+        (Found::Program(_), None) => Ns3Side::NotRun(format!(
+            "not a dumbbell (no rate-driven link named `{}` with a packet queue)",
+            ns3::BOTTLENECK
+        )),
+        (Found::Program(p), Some(ns3_args)) => {
             note(&format!(
-                "running {} --flows={flows} --time={} --loss={loss} ({}×)",
-                program.display(),
-                result.sim_seconds,
+                "running {} {} ({}×)",
+                p.display(),
+                ns3_args.join(" "),
                 args.repeat
             ));
-            Ns3Figures::Measured(run_ns3(
-                program,
-                flows,
-                result.sim_seconds,
-                loss,
-                args.repeat,
-                args.quiet,
-            )?)
+            run_ns3(p, &ns3_args, args.repeat, args.quiet)?
         }
-        None => NS3_REFERENCE
-            .iter()
-            .find(|(s, _, _)| *s == stem(path))
-            .map_or(Ns3Figures::None, |&(_, wall_s, g)| {
-                Ns3Figures::Reference(Ns3Line {
-                    total_goodput_mbps: g,
-                    wall_s,
-                })
-            }),
     };
     Ok(BenchRow {
         name: result.scenario.clone(),
         result,
         wall_s,
+        peak,
         ns3,
     })
 }
@@ -191,11 +121,12 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
         "wall (s)",
         "events/s",
         "link packets/s",
+        "peak memory",
         "goodput (Mb/s)",
         "ns-3 goodput (Mb/s)",
         "ns-3 wall (s)",
+        "ns-3 peak memory",
         "speed-up vs ns-3",
-        "ns-3 figures",
     ]
     .map(str::to_owned)
     .to_vec();
@@ -209,56 +140,79 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
-            let (ns3, source) = match r.ns3 {
-                Ns3Figures::Measured(l) => (Some(l), "measured now"),
-                Ns3Figures::Reference(l) => (Some(l), "reference (anchors/README.md)"),
-                Ns3Figures::None => (None, "none (no --ns3, no reference)"),
+            let (ns3, ns3_peak) = match &r.ns3 {
+                Ns3Side::Measured(l, p) => (Some(*l), *p),
+                Ns3Side::NotRun(_) => (None, None),
             };
+            let mem = |p: Option<u64>| p.map_or("-".to_owned(), |b| Bytes(b).to_string());
             vec![
                 r.name.clone(),
                 fmt_num(r.result.sim_seconds, 1),
                 fmt_num(r.wall_s, 3),
                 per_s(r.result.events, r.wall_s),
                 per_s(r.result.link_packets, r.wall_s),
+                mem(r.peak),
                 fmt_num(total_goodput_mbps(&r.result), 3),
                 ns3.map_or("-".to_owned(), |l| fmt_num(l.total_goodput_mbps, 3)),
                 ns3.map_or("-".to_owned(), |l| fmt_num(l.wall_s, 2)),
+                mem(ns3_peak),
                 ns3.map_or("-".to_owned(), |l| {
-                    if r.wall_s > 0.0 {
+                    if r.wall_s > 0.0 && l.wall_s.is_finite() {
                         format!("{}×", fmt_num(l.wall_s / r.wall_s, 1))
                     } else {
                         "-".to_owned()
                     }
                 }),
-                source.to_owned(),
             ]
         })
         .collect();
-    let mut t = table::simple(&header, &body, 1);
-    if let Some(col) = t.column_mut(header.len() - 1) {
-        col.set_cell_alignment(comfy_table::CellAlignment::Left);
+    let mut text = format!(
+        "{}\nwall times are medians of {repeat} run(s) in this session on this machine, one core \
+         each; peak memory is the largest resident set of those runs (Linux VmHWM)\n",
+        table::simple(&header, &body, 1)
+    );
+    for r in rows {
+        if let Ns3Side::NotRun(why) = &r.ns3 {
+            text.push_str(&format!("{}: no ns-3 run, so no speed-up: {why}\n", r.name));
+        }
     }
-    format!("{t}\nwall times are medians of {repeat} run(s) on this machine, one core each\n")
+    text
 }
 
 /// Runs `roam bench`.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    // The repository root holds the default scenarios and the ns-3 source. A --root that is
+    // not one is an error; a root that cannot be found only matters when it is needed.
+    let root: std::result::Result<PathBuf, String> = match &args.root {
+        Some(dir) => Ok(crate::root::find(Some(dir))?),
+        None => crate::root::find(None).map_err(|e| e.to_string()),
+    };
     let scenarios: Vec<PathBuf> = if args.scenarios.is_empty() {
-        DEFAULT_SCENARIOS.iter().map(PathBuf::from).collect()
+        let root = root.as_ref().map_err(|e| CliError::Usage(e.clone()))?;
+        DEFAULT_SCENARIOS.iter().map(|s| root.join(s)).collect()
     } else {
         args.scenarios.clone()
     };
-    if let Some(p) = &args.ns3 {
-        if !p.is_file() {
+    let program = match (&args.ns3, args.no_ns3) {
+        (_, true) => Found::Unavailable("--no-ns3 was given".to_owned()),
+        (Some(p), false) if !p.is_file() => {
             return Err(CliError::External {
                 program: p.display().to_string(),
-                message: "no such file (build it from anchors/ns3-dumbbell.cc)".to_owned(),
-            });
+                message: format!(
+                    "no such file (build it from {}, see bench/ns3/README.md)",
+                    ns3::SOURCE
+                ),
+            })
         }
-    }
+        (Some(p), false) => Found::Program(p.clone()),
+        (None, false) => match &root {
+            Ok(root) => ns3::find_or_build(root, &Toolchain::default(), &note)?,
+            Err(e) => Found::Unavailable(format!("{e} (to build {})", ns3::SOURCE)),
+        },
+    };
     let rows = scenarios
         .iter()
-        .map(|p| bench_one(p, args))
+        .map(|p| bench_one(p, &program, args))
         .collect::<Result<Vec<_>>>()?;
     print(&render(&rows, args.repeat))
 }
@@ -267,17 +221,57 @@ pub fn run(args: &BenchArgs) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn row(ns3: Ns3Side) -> BenchRow {
+        BenchRow {
+            name: "d".to_owned(),
+            result: RunResult {
+                scenario: "d".to_owned(),
+                seed: 1,
+                sim_seconds: 300.0,
+                events: 1_000_000,
+                link_packets: 500_000,
+                jain_index: 1.0,
+                aggregate: roam_sim::result::Aggregate {
+                    flows: 1,
+                    bytes_delivered: 355_000_000,
+                    from_s: 0.0,
+                    to_s: 300.0,
+                    goodput_bps: 9.47e6,
+                },
+                flows: vec![],
+                links: vec![],
+                warnings: vec![],
+                series: vec![],
+            },
+            wall_s: 2.0,
+            peak: Some(30 << 20),
+            ns3,
+        }
+    }
+
     #[test]
-    fn parses_ns3_output() {
-        let out = "some log\nns3 flows=20 time=300 loss=0 total_goodput_mbps=9.4830 jain=0.9999 wall_s=36.100\n";
-        assert_eq!(
-            parse_ns3_line(out),
-            Some(Ns3Line {
-                total_goodput_mbps: 9.483,
-                wall_s: 36.1
-            })
+    fn a_speed_up_only_from_ns3_measured_in_this_session() {
+        let measured = render(
+            &[row(Ns3Side::Measured(
+                Ns3Line {
+                    total_goodput_mbps: 9.48,
+                    wall_s: 21.0,
+                },
+                Some(40 << 20),
+            ))],
+            3,
         );
-        assert_eq!(parse_ns3_line("ns3 flows=1 wall_s=x"), None);
-        assert_eq!(parse_ns3_line(""), None);
+        assert!(measured.contains("10.5×"), "{measured}");
+        assert!(
+            measured.contains("30.0 MiB") && measured.contains("40.0 MiB"),
+            "{measured}"
+        );
+        assert!(!measured.contains("no ns-3 run"));
+        let without = render(&[row(Ns3Side::NotRun("ns-3 is not installed".into()))], 3);
+        assert!(!without.contains('×'), "{without}");
+        assert!(
+            without.contains("d: no ns-3 run, so no speed-up: ns-3 is not installed"),
+            "{without}"
+        );
     }
 }

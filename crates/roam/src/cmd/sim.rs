@@ -60,6 +60,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let result = result?;
+    for w in &result.warnings {
+        note(&format!("warning: {w}"));
+    }
     if let Some((path, t)) = trace {
         let rows = t.finish().map_err(|e| CliError::write(path, e))?;
         note(&format!("packet trace: {rows} rows in {}", path.display()));
@@ -76,8 +79,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
         Format::Json => print(&json::to_json(&result))?,
         Format::Table => {
             print(&format!(
-                "{}\n{}\n",
+                "{}\n{}\n{}\n",
                 table::flows(&result),
+                table::aggregate_note(&result),
                 table::run_footer(&result)
             ))?;
             let secs = wall.as_secs_f64();
@@ -104,10 +108,10 @@ pub fn write_files(dir: &Path, result: &RunResult) -> Result<Vec<PathBuf>> {
         csv::write_series(w, &result.series)
     })?;
     csv::to_file(&dir.join("flows.csv"), |w| {
-        csv::write_flows(w, &result.flows)
+        csv::write_flows(w, &result.scenario, result.seed, &result.flows)
     })?;
     csv::to_file(&dir.join("links.csv"), |w| {
         csv::write_links(w, &result.links)
     })?;
-    plot::write_all(dir, &result.scenario, &result.series)
+    plot::write_all(dir, result)
 }

@@ -5,14 +5,16 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
-use roam_sim::result::RunResult;
+use roam_sim::result::{FlowResult, RunResult};
 
 use crate::cli::{Override, Param, SweepArgs};
 use crate::cmd::{check_memory, default_out, note, print, seed_override, stem, with_overrides};
 use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
-use crate::output::{self, csv, fmt_num, sweep_plot, table};
+use crate::output::{self, fmt_num, sweep_plot, table};
 use crate::progress;
+
+mod tables;
 use crate::timing::timed;
 use roam_lab::stats::Estimate;
 
@@ -52,19 +54,22 @@ pub fn expand_grid(params: &[Param]) -> Result<Vec<Point>> {
     Ok(points)
 }
 
-/// The numbers a sweep keeps from one run.
+/// The numbers a sweep keeps from one run (besides its flows).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunMetrics {
-    /// Sum of the goodputs of the non-cross-traffic flows (Mb/s).
-    pub total_goodput_mbps: f64,
+    /// Aggregate goodput of the non-cross-traffic flows (Mb/s): their bytes over one interval,
+    /// first start to last end (`RunResult::aggregate`), not the sum of per-flow averages.
+    pub aggregate_goodput_mbps: f64,
+    /// Start of the aggregate's interval (s).
+    pub aggregate_from_s: f64,
+    /// End of the aggregate's interval (s).
+    pub aggregate_to_s: f64,
     /// Jain's fairness index.
     pub jain_index: f64,
     /// Mean completion time of the flows that completed (s); `None` if none did.
     pub completion_s: Option<f64>,
     /// Mean overhead of the non-cross-traffic flows (%); `None` without such flows.
     pub overhead_pct: Option<f64>,
-    /// Goodput of every flow (Mb/s), by flow id, in scenario order.
-    pub flow_goodput_mbps: Vec<(String, f64)>,
     /// Simulated seconds.
     pub sim_seconds: f64,
     /// Events processed.
@@ -82,25 +87,15 @@ impl RunMetrics {
         let completions: Vec<f64> = main.iter().filter_map(|f| f.completion_s).collect();
         let overheads: Vec<f64> = main.iter().map(|f| f.overhead_pct).collect();
         RunMetrics {
-            total_goodput_mbps: main.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e6,
+            aggregate_goodput_mbps: r.aggregate.goodput_bps / 1e6,
+            aggregate_from_s: r.aggregate.from_s,
+            aggregate_to_s: r.aggregate.to_s,
             jain_index: r.jain_index,
             completion_s: mean(&completions),
             overhead_pct: mean(&overheads),
-            flow_goodput_mbps: r
-                .flows
-                .iter()
-                .map(|f| (f.id.clone(), f.goodput_bps / 1e6))
-                .collect(),
             sim_seconds: r.sim_seconds,
             events: r.events,
         }
-    }
-
-    fn flow_goodput(&self, id: &str) -> Option<f64> {
-        self.flow_goodput_mbps
-            .iter()
-            .find(|(f, _)| f == id)
-            .map(|(_, g)| *g)
     }
 }
 
@@ -113,6 +108,20 @@ pub struct RunRow {
     pub seed: u64,
     /// Metrics.
     pub metrics: RunMetrics,
+    /// Every flow's result, in scenario order.
+    pub flows: Vec<FlowResult>,
+}
+
+impl RunRow {
+    /// The row of run `r` at grid point `point` with `seed`.
+    pub fn new(point: usize, seed: u64, r: &RunResult) -> Self {
+        RunRow {
+            point,
+            seed,
+            metrics: RunMetrics::from_result(r),
+            flows: r.flows.clone(),
+        }
+    }
 }
 
 /// Aggregates of one grid point.
@@ -120,33 +129,46 @@ pub struct RunRow {
 pub struct PointSummary {
     /// Runs aggregated.
     pub runs: usize,
-    /// Total goodput (Mb/s).
-    pub total_goodput_mbps: Estimate,
+    /// Aggregate goodput (Mb/s).
+    pub aggregate_goodput_mbps: Estimate,
     /// Jain's index.
     pub jain_index: Estimate,
     /// Completion time (s), over the runs in which some flow completed.
     pub completion_s: Estimate,
     /// Overhead (%).
     pub overhead_pct: Estimate,
-    /// Per-flow goodput (Mb/s), in the order of `flow_ids`.
-    pub flow_goodput_mbps: Vec<Estimate>,
+}
+
+/// One flow at one grid point, over the seeds.
+#[derive(Debug, Clone)]
+pub struct FlowSummary {
+    /// Index of the grid point.
+    pub point: usize,
+    /// Flow id.
+    pub id: String,
+    /// Runs in which the flow exists.
+    pub runs: usize,
+    /// Goodput (Mb/s).
+    pub goodput_mbps: Estimate,
+    /// Runs in which the flow completed.
+    pub completed: usize,
+    /// Completion time (s), over the runs in which it completed.
+    pub completion_s: Estimate,
 }
 
 /// Flow ids over all runs, in order of first appearance.
 pub fn flow_ids(runs: &[RunRow]) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
-    for r in runs {
-        for (id, _) in &r.metrics.flow_goodput_mbps {
-            if !ids.contains(id) {
-                ids.push(id.clone());
-            }
+    for f in runs.iter().flat_map(|r| &r.flows) {
+        if !ids.contains(&f.id) {
+            ids.push(f.id.clone());
         }
     }
     ids
 }
 
 /// Aggregates the runs of each of `n_points` grid points.
-pub fn aggregate(runs: &[RunRow], n_points: usize, ids: &[String]) -> Vec<PointSummary> {
+pub fn aggregate(runs: &[RunRow], n_points: usize) -> Vec<PointSummary> {
     (0..n_points)
         .map(|p| {
             let rs: Vec<&RunMetrics> = runs
@@ -159,108 +181,40 @@ pub fn aggregate(runs: &[RunRow], n_points: usize, ids: &[String]) -> Vec<PointS
             };
             PointSummary {
                 runs: rs.len(),
-                total_goodput_mbps: est(&|m| Some(m.total_goodput_mbps)),
+                aggregate_goodput_mbps: est(&|m| Some(m.aggregate_goodput_mbps)),
                 jain_index: est(&|m| Some(m.jain_index)),
                 completion_s: est(&|m| m.completion_s),
                 overhead_pct: est(&|m| m.overhead_pct),
-                flow_goodput_mbps: ids.iter().map(|id| est(&|m| m.flow_goodput(id))).collect(),
             }
         })
         .collect()
 }
 
-fn cell(v: Option<f64>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_default()
-}
-
-/// The metric columns of `sweep.csv` (without `_mean`/`_ci95`).
-fn metric_names(ids: &[String]) -> Vec<String> {
-    let mut names: Vec<String> = [
-        "total_goodput_mbps",
-        "jain_index",
-        "completion_s",
-        "overhead_pct",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    names.extend(ids.iter().map(|id| format!("goodput_mbps_{id}")));
-    names
-}
-
-/// Header and rows of `sweep.csv`: parameter columns, `runs`, then `<metric>_mean` and
-/// `<metric>_ci95` for each metric (CI blank when a point has fewer than two values).
-pub fn sweep_table(
-    params: &[Param],
-    points: &[Point],
-    summaries: &[PointSummary],
-    ids: &[String],
-) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
-    header.push("runs".to_owned());
-    for m in metric_names(ids) {
-        header.push(format!("{m}_mean"));
-        header.push(format!("{m}_ci95"));
+/// Every flow of `ids` at each of `n_points` grid points (point-major, then in `ids` order),
+/// over the runs in which it exists.
+pub fn flow_summaries(runs: &[RunRow], n_points: usize, ids: &[String]) -> Vec<FlowSummary> {
+    let mut out = Vec::new();
+    for p in 0..n_points {
+        for id in ids {
+            let fs: Vec<&FlowResult> = runs
+                .iter()
+                .filter(|r| r.point == p)
+                .filter_map(|r| r.flows.iter().find(|f| &f.id == id))
+                .collect();
+            let done: Vec<f64> = fs.iter().filter_map(|f| f.completion_s).collect();
+            out.push(FlowSummary {
+                point: p,
+                id: id.clone(),
+                runs: fs.len(),
+                goodput_mbps: Estimate::from_sample(
+                    &fs.iter().map(|f| f.goodput_bps / 1e6).collect::<Vec<_>>(),
+                ),
+                completed: done.len(),
+                completion_s: Estimate::from_sample(&done),
+            });
+        }
     }
-    let rows = points
-        .iter()
-        .zip(summaries)
-        .map(|(point, s)| {
-            let mut row: Vec<String> = point.iter().map(|(_, v)| v.clone()).collect();
-            row.push(s.runs.to_string());
-            let ests = [
-                s.total_goodput_mbps,
-                s.jain_index,
-                s.completion_s,
-                s.overhead_pct,
-            ];
-            for e in ests.iter().chain(&s.flow_goodput_mbps) {
-                row.push(cell(e.mean));
-                row.push(cell(e.ci95));
-            }
-            row
-        })
-        .collect();
-    (header, rows)
-}
-
-/// Header and rows of `runs.csv`: one row per run, in grid order then seed order.
-pub fn runs_table(
-    params: &[Param],
-    points: &[Point],
-    runs: &[RunRow],
-    ids: &[String],
-) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
-    header.extend(
-        [
-            "seed",
-            "total_goodput_mbps",
-            "jain_index",
-            "completion_s",
-            "overhead_pct",
-            "sim_seconds",
-            "events",
-        ]
-        .map(str::to_owned),
-    );
-    header.extend(ids.iter().map(|id| format!("goodput_mbps_{id}")));
-    let rows = runs
-        .iter()
-        .map(|r| {
-            let m = &r.metrics;
-            let mut row: Vec<String> = points[r.point].iter().map(|(_, v)| v.clone()).collect();
-            row.push(r.seed.to_string());
-            row.push(m.total_goodput_mbps.to_string());
-            row.push(m.jain_index.to_string());
-            row.push(cell(m.completion_s));
-            row.push(cell(m.overhead_pct));
-            row.push(m.sim_seconds.to_string());
-            row.push(m.events.to_string());
-            row.extend(ids.iter().map(|id| cell(m.flow_goodput(id))));
-            row
-        })
-        .collect();
-    (header, rows)
+    out
 }
 
 fn pm(e: &Estimate, decimals: usize) -> String {
@@ -277,7 +231,7 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
     header.extend(
         [
             "runs",
-            "total goodput (Mb/s)",
+            "aggregate goodput (Mb/s)",
             "Jain",
             "completion (s)",
             "overhead (%)",
@@ -290,7 +244,7 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
         .map(|(point, s)| {
             let mut row: Vec<String> = point.iter().map(|(_, v)| v.clone()).collect();
             row.push(s.runs.to_string());
-            row.push(pm(&s.total_goodput_mbps, 3));
+            row.push(pm(&s.aggregate_goodput_mbps, 3));
             row.push(pm(&s.jain_index, 4));
             row.push(pm(&s.completion_s, 3));
             row.push(pm(&s.overhead_pct, 2));
@@ -298,6 +252,27 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
         })
         .collect();
     format!("{}\n", table::simple(&header, &rows, params.len()))
+}
+
+/// Every warning of the runs once, in order of first appearance, with the number of runs that
+/// gave it when not all did.
+pub fn distinct_warnings(results: &[RunResult]) -> Vec<String> {
+    let mut seen: Vec<(&str, usize)> = Vec::new();
+    for w in results.iter().flat_map(|r| &r.warnings) {
+        match seen.iter_mut().find(|(s, _)| *s == w.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((w, 1)),
+        }
+    }
+    seen.into_iter()
+        .map(|(w, n)| {
+            if n == results.len() {
+                w.to_owned()
+            } else {
+                format!("{w} ({n} of {} runs)", results.len())
+            }
+        })
+        .collect()
 }
 
 /// Runs `roam sweep`.
@@ -316,6 +291,18 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         return Err(CliError::Usage(format!(
             "{} is both --set and --param; give it once",
             o.key
+        )));
+    }
+
+    if let Some(l) = args.labels.iter().find(|l| {
+        !args
+            .params
+            .iter()
+            .any(|p| p.key == l.key || p.values.contains(&l.key))
+    }) {
+        return Err(CliError::Usage(format!(
+            "--label {}={}: {} is neither a swept parameter (--param) nor one of their values",
+            l.key, l.value, l.key
         )));
     }
 
@@ -370,18 +357,18 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     });
     bar.finish_and_clear();
     let results = results?;
+    for w in distinct_warnings(&results) {
+        note(&format!("warning: {w}"));
+    }
 
     let runs: Vec<RunRow> = jobs
         .iter()
         .zip(&results)
-        .map(|((point, seed, _), r)| RunRow {
-            point: *point,
-            seed: *seed,
-            metrics: RunMetrics::from_result(r),
-        })
+        .map(|((point, seed, _), r)| RunRow::new(*point, *seed, r))
         .collect();
     let ids = flow_ids(&runs);
-    let summaries = aggregate(&runs, points.len(), &ids);
+    let summaries = aggregate(&runs, points.len());
+    let flow_summaries = flow_summaries(&runs, points.len(), &ids);
 
     let name = results
         .first()
@@ -391,16 +378,26 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| default_out("sweep-", &name));
     output::ensure_dir(&out_dir)?;
-    let (h, rows) = sweep_table(&args.params, &points, &summaries, &ids);
-    csv::to_file(&out_dir.join("sweep.csv"), |w| {
-        csv::write_table(w, &h, &rows)
-    })?;
-    let (h, rows) = runs_table(&args.params, &points, &runs, &ids);
-    csv::to_file(&out_dir.join("runs.csv"), |w| {
-        csv::write_table(w, &h, &rows)
-    })?;
+    tables::write_all(
+        &out_dir,
+        &name,
+        &args.params,
+        &points,
+        &summaries,
+        &flow_summaries,
+        &runs,
+    )?;
 
-    let plots = sweep_plot::write(&out_dir, &name, &args.params, &points, &summaries)?;
+    let labels = sweep_plot::PlotLabels {
+        title: args.title.clone(),
+        xlabel: args.xlabel.clone(),
+        names: args
+            .labels
+            .iter()
+            .map(|l| (l.key.clone(), l.value.clone()))
+            .collect(),
+    };
+    let plots = sweep_plot::write(&out_dir, &name, &labels, &args.params, &points, &summaries)?;
     output::write_pngs(png.as_ref(), &plots)?;
 
     print(&terminal_table(&args.params, &points, &summaries))?;
@@ -421,14 +418,19 @@ mod tests {
 
     use super::*;
 
-    fn param(key: &str, values: &[&str]) -> Param {
+    pub(super) fn param(key: &str, values: &[&str]) -> Param {
         Param {
             key: key.to_owned(),
             values: values.iter().map(|v| v.to_string()).collect(),
         }
     }
 
-    fn flow(id: &str, goodput_bps: f64, completion: Option<f64>, cross: bool) -> FlowResult {
+    pub(super) fn flow(
+        id: &str,
+        goodput_bps: f64,
+        completion: Option<f64>,
+        cross: bool,
+    ) -> FlowResult {
         FlowResult {
             id: id.to_owned(),
             protocol: "tcp".to_owned(),
@@ -454,8 +456,22 @@ mod tests {
         }
     }
 
-    fn result(flows: Vec<FlowResult>) -> RunResult {
+    /// A run whose aggregate is 1 Mb/s less than the sum of its non-cross flows' goodputs (as
+    /// when they end at different times).
+    pub(super) fn result(flows: Vec<FlowResult>) -> RunResult {
+        let sum: f64 = flows
+            .iter()
+            .filter(|f| !f.cross)
+            .map(|f| f.goodput_bps)
+            .sum();
         RunResult {
+            aggregate: roam_sim::result::Aggregate {
+                flows: flows.iter().filter(|f| !f.cross).count(),
+                bytes_delivered: 0,
+                from_s: 0.0,
+                to_s: 10.0,
+                goodput_bps: sum - 1e6,
+            },
             scenario: "s".to_owned(),
             seed: 1,
             sim_seconds: 10.0,
@@ -464,6 +480,7 @@ mod tests {
             jain_index: 0.9,
             flows,
             links: vec![],
+            warnings: vec![],
             series: vec![],
         }
     }
@@ -501,58 +518,41 @@ mod tests {
     }
 
     #[test]
-    fn metrics_exclude_cross_traffic_from_totals() {
+    fn metrics_take_the_aggregate_and_leave_cross_traffic_out() {
         let m = RunMetrics::from_result(&result(vec![
             flow("a", 2e6, Some(3.0), false),
             flow("b", 4e6, None, false),
             flow("x", 1e6, Some(1.0), true),
         ]));
-        assert_eq!(m.total_goodput_mbps, 6.0);
+        assert_eq!(
+            m.aggregate_goodput_mbps, 5.0,
+            "the run's aggregate, not the sum of per-flow goodputs (6)"
+        );
         assert_eq!(m.completion_s, Some(3.0));
         assert_eq!(m.overhead_pct, Some(4.0));
-        assert_eq!(m.flow_goodput("x"), Some(1.0));
     }
 
     #[test]
-    fn aggregation_and_csv_rows() {
+    fn aggregation_over_seeds_per_point_and_per_flow() {
         let params = [param("loss", &["0", "0.01"])];
         let points = expand_grid(&params).unwrap();
-        let mk = |point, seed, g| RunRow {
-            point,
-            seed,
-            metrics: RunMetrics::from_result(&result(vec![flow("a", g, None, false)])),
+        // result() makes the aggregate 1 Mb/s less than the flow's goodput.
+        let mk = |point, seed, g: f64| {
+            RunRow::new(point, seed, &result(vec![flow("a", g + 1e6, None, false)]))
         };
         let runs = vec![mk(0, 1, 9e6), mk(0, 2, 11e6), mk(1, 1, 2e6)];
         let ids = flow_ids(&runs);
         assert_eq!(ids, ["a"]);
-        let s = aggregate(&runs, points.len(), &ids);
+        let s = aggregate(&runs, points.len());
         assert_eq!(s[0].runs, 2);
-        assert_eq!(s[0].total_goodput_mbps.mean, Some(10.0));
+        assert_eq!(s[0].aggregate_goodput_mbps.mean, Some(10.0));
         // s = sqrt(2), n = 2, t(1) = 12.7062 → 12.7062 · 1 = 12.7062
-        assert!((s[0].total_goodput_mbps.ci95.unwrap() - 12.706_204_736).abs() < 1e-6);
-        assert_eq!(s[1].total_goodput_mbps.ci95, None);
+        assert!((s[0].aggregate_goodput_mbps.ci95.unwrap() - 12.706_204_736).abs() < 1e-6);
+        assert_eq!(s[1].aggregate_goodput_mbps.ci95, None);
         assert_eq!(s[0].completion_s.mean, None);
-
-        let (h, rows) = sweep_table(&params, &points, &s, &ids);
-        assert_eq!(
-            &h[..4],
-            [
-                "loss",
-                "runs",
-                "total_goodput_mbps_mean",
-                "total_goodput_mbps_ci95"
-            ]
-        );
-        assert_eq!(h.last().unwrap(), "goodput_mbps_a_ci95");
-        assert_eq!(rows[1][0], "0.01");
-        assert_eq!(rows[1][2], "2");
-        assert_eq!(rows[1][3], "", "one run: no CI");
-        assert!(rows.iter().all(|r| r.len() == h.len()));
-
-        let (h, rows) = runs_table(&params, &points, &runs, &ids);
-        assert_eq!(h[0..2], ["loss", "seed"]);
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[2][0..3], ["0.01", "1", "2"]);
-        assert!(rows.iter().all(|r| r.len() == h.len()));
+        let f = flow_summaries(&runs, points.len(), &ids);
+        assert_eq!(f.len(), 2);
+        assert_eq!((f[0].runs, f[0].goodput_mbps.mean), (2, Some(11.0)));
+        assert_eq!((f[1].point, f[1].completed), (1, 0));
     }
 }

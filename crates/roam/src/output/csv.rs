@@ -51,9 +51,51 @@ pub fn write_series<W: Write>(w: W, series: &[FlowSeries]) -> std::io::Result<()
     out.flush()
 }
 
-/// Writes one row per flow with every field of [`FlowResult`] (header = field names).
-pub fn write_flows<W: Write>(w: W, flows: &[FlowResult]) -> std::io::Result<()> {
-    write_serialized(w, flows)
+/// Writes one row per flow: the run's scenario and seed, then every field of [`FlowResult`]
+/// (header = `scenario`, `seed` and the field names), so that files of several runs concatenate
+/// into one long table.
+pub fn write_flows<W: Write>(
+    w: W,
+    scenario: &str,
+    seed: u64,
+    flows: &[FlowResult],
+) -> std::io::Result<()> {
+    let keys = [scenario.to_owned(), seed.to_string()];
+    let rows: Vec<(&[String], &FlowResult)> = flows.iter().map(|f| (&keys[..], f)).collect();
+    write_keyed(w, &["scenario", "seed"], &rows)
+}
+
+/// Writes one row per `(keys, value)`: the key cells under `key_names`, then every field of the
+/// value (header = field names, as serde names them). Without rows only the key names are
+/// written (there is no value to name the fields).
+pub fn write_keyed<W: Write, K: AsRef<str>, T: serde::Serialize>(
+    w: W,
+    key_names: &[&str],
+    rows: &[(&[K], &T)],
+) -> std::io::Result<()> {
+    // Serialise the values alone, then read the cells back to put the keys in front of them.
+    let mut values = csv::Writer::from_writer(Vec::new());
+    for (_, v) in rows {
+        values.serialize(v).map_err(csv_err)?;
+    }
+    let bytes = values
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let fields = if rows.is_empty() {
+        csv::StringRecord::new()
+    } else {
+        reader.headers().map_err(csv_err)?.clone()
+    };
+    let mut out = csv::Writer::from_writer(w);
+    out.write_record(key_names.iter().copied().chain(fields.iter()))
+        .map_err(csv_err)?;
+    for ((keys, _), record) in rows.iter().zip(reader.records()) {
+        let record = record.map_err(csv_err)?;
+        out.write_record(keys.iter().map(AsRef::as_ref).chain(record.iter()))
+            .map_err(csv_err)?;
+    }
+    out.flush()
 }
 
 /// Writes one row per link direction with every field of [`LinkResult`].
@@ -157,13 +199,25 @@ mod tests {
 
     #[test]
     fn flows_have_field_names_as_header_and_blank_completion() {
-        let t = text(|b| write_flows(b, &[flow("a", Some(2.5)), flow("b", None)]));
+        let t = text(|b| write_flows(b, "s", 7, &[flow("a", Some(2.5)), flow("b", None)]));
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert!(lines[0]
-            .starts_with("id,protocol,cc,cross,start_s,goodput_bps,bytes_delivered,completion_s,"));
-        assert!(lines[1].starts_with("a,tcp,newreno,false,0.0,1500000.0,1000,2.5,"));
-        assert!(lines[2].starts_with("b,tcp,newreno,false,0.0,1500000.0,1000,,"));
+        assert!(lines[0].starts_with(
+            "scenario,seed,id,protocol,cc,cross,start_s,goodput_bps,bytes_delivered,completion_s,"
+        ));
+        assert!(lines[1].starts_with("s,7,a,tcp,newreno,false,0.0,1500000.0,1000,2.5,"));
+        assert!(lines[2].starts_with("s,7,b,tcp,newreno,false,0.0,1500000.0,1000,,"));
+        let cells = |l: &str| l.split(',').count();
+        assert!(lines.iter().all(|l| cells(l) == cells(lines[0])));
+    }
+
+    #[test]
+    fn keyed_rows_without_values_still_name_the_keys() {
+        let rows: Vec<(&[String], &FlowResult)> = Vec::new();
+        assert_eq!(
+            text(|b| write_keyed(b, &["loss", "seed"], &rows)),
+            "loss,seed\n"
+        );
     }
 
     #[test]

@@ -62,7 +62,38 @@ pub fn flows(result: &RunResult) -> Table {
             ]
         })
         .collect();
+    let mut rows = rows;
+    let a = &result.aggregate;
+    if a.flows > 0 {
+        rows.push(vec![
+            "aggregate".to_owned(),
+            "-".to_owned(),
+            "-".to_owned(),
+            fmt_num(a.goodput_bps / 1e6, 3),
+            fmt_num(a.bytes_delivered as f64 / 1e6, 3),
+            "-".to_owned(),
+            "-".to_owned(),
+            "-".to_owned(),
+        ]);
+    }
     simple(&header, &rows, 3)
+}
+
+/// What the aggregate row means: which flows, over which interval.
+pub fn aggregate_note(result: &RunResult) -> String {
+    let a = &result.aggregate;
+    if a.flows == 0 {
+        return "aggregate: no flow other than cross traffic".to_owned();
+    }
+    format!(
+        "aggregate = bytes of the {} flow{} (cross traffic left out) / one interval, {} s to {} s \
+         (first start to last end); per-flow goodputs are each over the flow's own interval and \
+         do not add up to it",
+        a.flows,
+        if a.flows == 1 { "" } else { "s" },
+        fmt_num(a.from_s, 3),
+        fmt_num(a.to_s, 3),
+    )
 }
 
 /// The completion time, why the flow failed and when, or `-` if it is still running.
@@ -88,7 +119,7 @@ pub fn run_footer(result: &RunResult) -> String {
 
 #[cfg(test)]
 mod tests {
-    use roam_sim::result::FlowFailure;
+    use roam_sim::result::{Aggregate, FlowFailure};
 
     use super::*;
 
@@ -101,6 +132,13 @@ mod tests {
             events: 123,
             link_packets: 50,
             jain_index: 1.0,
+            aggregate: Aggregate {
+                flows: 1,
+                bytes_delivered: 355_000_000,
+                from_s: 0.0,
+                to_s: 299.6,
+                goodput_bps: 9_479_000.0,
+            },
             flows: vec![FlowResult {
                 id: "a".to_owned(),
                 protocol: "tcp".to_owned(),
@@ -125,6 +163,7 @@ mod tests {
                 media: None,
             }],
             links: vec![],
+            warnings: vec![],
             series: vec![],
         };
         let s = flows(&r).to_string();
@@ -132,6 +171,13 @@ mod tests {
         assert!(s.contains("9.479"));
         assert!(s.contains("355.000"));
         assert!(s.contains(" - "));
+        assert!(s.contains("aggregate"), "{s}");
+        assert_eq!(
+            aggregate_note(&r),
+            "aggregate = bytes of the 1 flow (cross traffic left out) / one interval, 0.000 s to \
+             299.600 s (first start to last end); per-flow goodputs are each over the flow's own \
+             interval and do not add up to it"
+        );
         assert_eq!(
             run_footer(&r),
             "s: seed 1, Jain's index 1.0000, 10.000 simulated s, 123 events"

@@ -5,8 +5,9 @@ use serde_json::json;
 use super::scenarios::{
     blackout, duration_s, seeds, template, BLACKOUTS_FULL, BLACKOUTS_QUICK, BLACKOUT_PROTOCOLS,
 };
-use super::{mbps, mean, run_grouped, show};
-use crate::report::num;
+use super::{mbps, mean, run_grouped};
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Fig. 9.
@@ -32,7 +33,6 @@ pub(super) fn blackouts(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> 
     let mut it = groups.iter();
     let mut rows = Vec::new();
     let mut points = Vec::new();
-    let mut ok = true;
     for &b in durations {
         let cells: Vec<Vec<f64>> = BLACKOUT_PROTOCOLS
             .iter()
@@ -43,12 +43,11 @@ pub(super) fn blackouts(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> 
             })
             .collect();
         let (a, w) = (mean(&cells[0]), mean(&cells[2]));
-        ok &= a >= w;
-        points.push(json!({"blackout_s": b, "atl": a, "westwood": w,
-            "gain_pct": 100.0 * (a / w - 1.0)}));
-        let mut r = vec![num(b, 2)];
-        r.extend(cells.iter().map(|c| show(c, 3)));
-        r.push(format!("{:+.1} %", 100.0 * (a / w - 1.0)));
+        points.push((b, a, w));
+        let mut r = vec![Cell::num(b, 2)];
+        r.extend(cells.iter().map(|c| Cell::est_of(c, 3)));
+        let gain = 100.0 * (a / w - 1.0);
+        r.push(Cell::shown(format!("{gain:+.1} %"), gain));
         rows.push(r);
     }
     report.section(
@@ -69,12 +68,48 @@ pub(super) fn blackouts(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> 
         ],
         &rows,
     );
-    report.claim(Claim::new(
+    report.claim(blackout_claim(&points));
+    Ok(())
+}
+
+/// The claim on (blackout duration s, TCP-ATL Mb/s, Westwood+ Mb/s) per duration.
+fn blackout_claim(points: &[(f64, f64, f64)]) -> Claim {
+    let mut ev = Evidence::new();
+    ev.some("blackout durations", points.len());
+    let mut holds = true;
+    for &(b, a, w) in points {
+        let a = ev.num(&format!("TCP-ATL at {b} s"), a);
+        let w = ev.positive(&format!("Westwood+ at {b} s"), w);
+        holds &= a >= w;
+    }
+    let ours: Vec<_> = points
+        .iter()
+        .map(|&(b, a, w)| {
+            json!({"blackout_s": b, "atl": a, "westwood": w, "gain_pct": 100.0 * (a / w - 1.0)})
+        })
+        .collect();
+    Claim::judged(
         "blackout",
         "Through a blackout of 10 ms to 10 s, TCP-ATL's throughput is at least Westwood+'s",
-        json!(points),
+        json!(ours),
         json!({"gain_pct_at_1s": 89}),
-        ok,
-    ));
-    Ok(())
+        ev,
+        holds,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn the_claim_fails_when_a_throughput_is_missing_zero_or_not_finite() {
+        let make = |x: &[f64]| blackout_claim(&[(0.01, x[0], x[1]), (1.0, x[2], x[3])]);
+        let good = [1.8, 1.6, 1.7, 1.5];
+        fails_when_spoilt(&good, 0..4, &NOT_FINITE, make);
+        // A Westwood+ of zero is no baseline (ATL ≥ 0 holds for anything).
+        fails_when_spoilt(&good, [1, 3], &[0.0], make);
+        assert_unmeasured(&blackout_claim(&[]));
+    }
 }

@@ -4,9 +4,10 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
+use super::mean;
 use super::scenarios::{duration_s, fairness, seeds, template, FairnessSetup, Reference};
-use super::{mean, show};
-use crate::report::num;
+use crate::claims::Evidence;
+use crate::report::{num, Cell};
 use crate::runner::run_jobs;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -118,11 +119,11 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
     let mut sweep_rows = Vec::new();
     let mut sweep_json = Vec::new();
     for &ms in &ACCESS_DELAYS_MS {
-        let mut cells = vec![ms.to_string()];
+        let mut cells = vec![Cell::num(ms as f64, 0)];
         let mut phis = Vec::new();
         for _ in 0..4 {
             let v: Vec<f64> = next().iter().map(phi_of).collect();
-            cells.push(show(&v, 3));
+            cells.push(Cell::est_of(&v, 3));
             phis.push(mean(&v));
         }
         sweep_rows.push(cells);
@@ -144,19 +145,19 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
     );
     let mut rows = vec![
         vec![
-            "six TCP-ATL: Jain's index".into(),
-            show(&jain, 4),
-            "≈ 1 (equal data per sink, Fig. 10)".into(),
+            Cell::text("six TCP-ATL: Jain's index"),
+            Cell::est_of(&jain, 4),
+            Cell::text("≈ 1 (equal data per sink, Fig. 10)"),
         ],
         vec![
-            "deterministic (no jitter): six TCP-ATL: Jain's index".into(),
-            show(&jain_det, 4),
-            "–".into(),
+            Cell::text("deterministic (no jitter): six TCP-ATL: Jain's index"),
+            Cell::est_of(&jain_det, 4),
+            Cell::text("–"),
         ],
         vec![
-            "six TCP-ATL: MB per sink (seed 1)".into(),
-            per_flow,
-            "equal".into(),
+            Cell::text("six TCP-ATL: MB per sink (seed 1)"),
+            Cell::text(per_flow),
+            Cell::text("equal"),
         ],
     ];
     for ((name, _, _), v) in WIRED_VARIANTS.iter().zip(&wired_phi) {
@@ -165,7 +166,11 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
         } else {
             "–"
         };
-        rows.push(vec![(*name).to_owned(), show(v, 3), paper.to_owned()]);
+        rows.push(vec![
+            Cell::text(*name),
+            Cell::est_of(v, 3),
+            Cell::text(paper),
+        ]);
     }
     report.table(&["scenario", "ours", "paper"], &rows);
     report.paragraph(
@@ -185,29 +190,69 @@ pub(super) fn fairness_runs(ctx: &Ctx, report: &mut Report) -> Result<(), LabErr
         ],
         &sweep_rows,
     );
-    let j = mean(&jain);
-    report.claim(Claim::new(
+    for c in claims(
+        mean(&jain),
+        mean(&jain_det),
+        &wired_phi.iter().map(|v| mean(v)).collect::<Vec<_>>(),
+        json!(sweep_json),
+    ) {
+        report.claim(c);
+    }
+    Ok(())
+}
+
+/// The two fairness claims: Jain's index of the six TCP-ATL flows (and without jitter, for
+/// reference), and Φ of each of [`WIRED_VARIANTS`] (the first is judged).
+fn claims(jain: f64, jain_det: f64, phis: &[f64], by_delay: serde_json::Value) -> [Claim; 2] {
+    let mut ev = Evidence::new();
+    let j = ev.num("Jain's index of the six TCP-ATL flows", jain);
+    let intra = Claim::judged(
         "fairness-intra",
         "Six TCP-ATL flows sharing a 6 Mb/s bottleneck get fair shares (Jain's index ≥ 0.95)",
-        json!({"jain": j, "jain_deterministic": mean(&jain_det)}),
+        json!({"jain": j, "jain_deterministic": jain_det}),
         json!("all sinks receive almost the same amount of data (Fig. 10)"),
+        ev,
         j >= 0.95,
-    ));
-    let phi = mean(&wired_phi[0]);
-    report.claim(Claim::new(
+    );
+    let mut ev = Evidence::new();
+    let phi = ev.num(
+        "Φ of five TCP-ATL and five TCP-SACK flows",
+        phis.first().copied().unwrap_or(f64::NAN),
+    );
+    let at = |k: usize| phis.get(k).copied().unwrap_or(f64::NAN);
+    let wired = Claim::judged(
         "fairness-wired",
         "Five TCP-ATL and five wired TCP-SACK flows on 4 Mb/s: the ratio Φ of bytes received is \
          between 0.8 and 1.25 (phase effects broken by access-link jitter)",
         json!({
             "phi": phi,
-            "phi_with_newreno_on_the_wireless_hosts": mean(&wired_phi[1]),
-            "phi_with_newreno_and_no_wireless_loss": mean(&wired_phi[2]),
-            "phi_deterministic": mean(&wired_phi[3]),
-            "phi_deterministic_with_newreno": mean(&wired_phi[4]),
-            "by_wired_access_delay": sweep_json,
+            "phi_with_newreno_on_the_wireless_hosts": at(1),
+            "phi_with_newreno_and_no_wireless_loss": at(2),
+            "phi_deterministic": at(3),
+            "phi_deterministic_with_newreno": at(4),
+            "by_wired_access_delay": by_delay,
         }),
         json!({"phi": "≈ 1, slightly above 1"}),
+        ev,
         (0.8..=1.25).contains(&phi),
-    ));
-    Ok(())
+    );
+    [intra, wired]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn each_claim_fails_when_its_index_or_ratio_is_missing_or_not_finite() {
+        let good = [0.99, 1.0];
+        let make = |k: usize| {
+            move |x: &[f64]| claims(x[0], 0.9, &[x[1], 1.0, 1.0, 0.3, 0.3], json!([]))[k].clone()
+        };
+        fails_when_spoilt(&good, [0], &NOT_FINITE, make(0));
+        // Φ = wireless bytes / wired bytes: a wired group that got nothing gives infinity.
+        fails_when_spoilt(&good, [1], &NOT_FINITE, make(1));
+        crate::claims::testing::assert_unmeasured(&claims(f64::NAN, 1.0, &[], json!([]))[1]);
+    }
 }

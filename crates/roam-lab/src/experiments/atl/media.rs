@@ -4,8 +4,10 @@ use roam_sim::result::RunResult;
 use serde_json::json;
 
 use super::scenarios::{duration_s, pw_dw_grid, seeds, single, template, MEDIA_PROTOCOLS};
-use super::{mbps, mean, plot, run_grouped, show};
+use super::{mbps, mean, plot, run_grouped};
 use crate::chart::{Axes, Series};
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Figs. 12–14 and 17.
@@ -38,10 +40,7 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             .and_then(|f| f.media)
             .map_or(f64::NAN, |m| m.mean_jitter_s * 1e3)
     };
-    let mut goodput_claim = Vec::new();
-    let mut goodput_ok = true;
-    let mut jitter_points = Vec::new();
-    let mut fig17 = None;
+    let mut points = Vec::new();
     let mut integrity = 0u64;
     report.section(
         "RCP-ATL goodput and jitter (Figs. 12–14, 17)",
@@ -54,7 +53,6 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     for &dw in dws {
         let mut rows = Vec::new();
         let mut series = vec![Vec::new(), Vec::new()];
-        let mut at_low = f64::NAN;
         for &pw in &pws {
             let cells: Vec<&Vec<RunResult>> =
                 MEDIA_PROTOCOLS.iter().filter_map(|_| it.next()).collect();
@@ -73,25 +71,18 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             let (ja, jr) = (mean(&j[0]), mean(&j[1]));
             series[0].push((pw, ga));
             series[1].push((pw, gr));
-            if at_low.is_nan() {
-                at_low = ga;
-            }
-            if pw <= 1e-2 {
-                let kept = ga / at_low;
-                goodput_ok &= kept >= 0.9;
-                goodput_claim.push(json!({"d_w_ms": dw, "p_w": pw, "rcp_atl": ga,
-                    "fraction_of_lowest_p_w": kept, "aimd": gr}));
-            }
-            jitter_points.push(json!({"d_w_ms": dw, "p_w": pw, "rcp_atl_ms": ja, "aimd_ms": jr}));
-            if dw == 10 && (pw - 1e-4).abs() < 1e-12 {
-                fig17 = Some((ja, jr));
-            }
+            points.push(Point {
+                dw,
+                pw,
+                goodput: [ga, gr],
+                jitter_ms: [ja, jr],
+            });
             rows.push(vec![
-                format!("{pw:e}"),
-                show(&g[0], 3),
-                show(&g[1], 3),
-                show(&j[0], 3),
-                show(&j[1], 3),
+                Cell::text(format!("{pw:e}")),
+                Cell::est_of(&g[0], 3),
+                Cell::est_of(&g[1], 3),
+                Cell::est_of(&j[0], 3),
+                Cell::est_of(&j[1], 3),
             ]);
         }
         report.section(&format!("Media, d_w = {dw} ms"), "");
@@ -129,22 +120,124 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         "Media integrity",
         &format!("Payload bytes that differed from what the sources sent: {integrity}."),
     );
-    report.claim(Claim::new(
+    for c in claims(&points) {
+        report.claim(c);
+    }
+    Ok(())
+}
+
+/// RCP-ATL's and the rate AIMD's mean goodput (Mb/s) and jitter (ms) at one (d_w, p_w).
+#[derive(Debug, Clone, Copy)]
+struct Point {
+    dw: u32,
+    pw: f64,
+    goodput: [f64; 2],
+    jitter_ms: [f64; 2],
+}
+
+/// The goodput claim (every p_w ≤ 10⁻² keeps 90 % of the goodput at the first, lowest p_w of
+/// its d_w) and the jitter claim (Fig. 17's point), on points in d_w-major, p_w-ascending order.
+fn claims(points: &[Point]) -> [Claim; 2] {
+    let mut ev = Evidence::new();
+    let mut ok = true;
+    let mut goodput = Vec::new();
+    let mut lowest: Option<(u32, f64)> = None;
+    for p in points {
+        let base = match lowest {
+            Some((dw, g)) if dw == p.dw => g,
+            _ => {
+                let g = ev.positive(
+                    &format!("RCP-ATL goodput at d_w = {} ms, lowest p_w", p.dw),
+                    p.goodput[0],
+                );
+                lowest = Some((p.dw, g));
+                g
+            }
+        };
+        if p.pw <= 1e-2 {
+            let ga = ev.num(
+                &format!("RCP-ATL goodput at d_w = {} ms, p_w = {}", p.dw, p.pw),
+                p.goodput[0],
+            );
+            let kept = ga / base;
+            ok &= kept >= 0.9;
+            goodput.push(json!({"d_w_ms": p.dw, "p_w": p.pw, "rcp_atl": ga,
+                "fraction_of_lowest_p_w": kept, "aimd": p.goodput[1]}));
+        }
+    }
+    ev.some("points at p_w ≤ 10⁻²", goodput.len());
+    let goodput = Claim::judged(
         "rcp-goodput",
         "RCP-ATL keeps its goodput for p_w ≤ 10⁻² (at least 90 % of its goodput at the lowest \
          p_w), for every d_w",
-        json!(goodput_claim),
+        json!(goodput),
         json!("goodput maintained for p_w < 10⁻², unaffected by d_w (Figs. 12–14)"),
-        goodput_ok && !goodput_claim.is_empty(),
-    ));
-    let (ja, jr) = fig17.unwrap_or((f64::NAN, f64::NAN));
-    report.claim(Claim::new(
+        ev,
+        ok,
+    );
+    let fig17 = points
+        .iter()
+        .find(|p| p.dw == 10 && (p.pw - 1e-4).abs() < 1e-12)
+        .map_or([f64::NAN; 2], |p| p.jitter_ms);
+    let mut ev = Evidence::new();
+    let (ja, jr) = (
+        ev.num("RCP-ATL jitter at d_w = 10 ms, p_w = 10⁻⁴", fig17[0]),
+        ev.num("rate AIMD jitter at d_w = 10 ms, p_w = 10⁻⁴", fig17[1]),
+    );
+    let all: Vec<_> = points
+        .iter()
+        .map(|p| {
+            json!({"d_w_ms": p.dw, "p_w": p.pw, "rcp_atl_ms": p.jitter_ms[0],
+            "aimd_ms": p.jitter_ms[1]})
+        })
+        .collect();
+    let jitter = Claim::judged(
         "rcp-jitter",
         "RCP-ATL's packets see lower jitter than the plain rate AIMD (RAP) at d_w = 10 ms, \
          p_w = 10⁻⁴",
-        json!({"rcp_atl_ms": ja, "aimd_ms": jr, "all_points": jitter_points}),
+        json!({"rcp_atl_ms": ja, "aimd_ms": jr, "all_points": all}),
         json!("RAP's packets experience much higher jitter than RCP-ATL's (Fig. 17)"),
+        ev,
         ja < jr,
-    ));
-    Ok(())
+    );
+    [goodput, jitter]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    /// d_w = 10 ms at p_w 10⁻⁵ and 10⁻⁴: RCP-ATL goodput, then RCP-ATL and AIMD jitter at 10⁻⁴.
+    fn points(x: &[f64]) -> Vec<Point> {
+        vec![
+            Point {
+                dw: 10,
+                pw: 1e-5,
+                goodput: [x[0], 1.0],
+                jitter_ms: [0.1, 0.5],
+            },
+            Point {
+                dw: 10,
+                pw: 1e-4,
+                goodput: [x[1], 1.0],
+                jitter_ms: [x[2], x[3]],
+            },
+        ]
+    }
+
+    #[test]
+    fn each_claim_fails_when_a_number_it_reads_is_missing_zero_or_not_finite() {
+        let good = [1.8, 1.79, 0.1, 0.6];
+        fails_when_spoilt(&good, [0, 1], &NOT_FINITE, |x| {
+            claims(&points(x))[0].clone()
+        });
+        fails_when_spoilt(&good, [0], &[0.0], |x| claims(&points(x))[0].clone());
+        fails_when_spoilt(&good, [2, 3], &NOT_FINITE, |x| {
+            claims(&points(x))[1].clone()
+        });
+        for c in claims(&[]) {
+            assert_unmeasured(&c);
+        }
+    }
 }

@@ -4,8 +4,9 @@
 use serde_json::json;
 
 use super::scenarios::{duration_s, roaming, seeds, template, ROAMING};
-use super::{mbps, mean, run_grouped, show};
-use crate::report::num;
+use super::{mbps, mean, run_grouped};
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Tables II and III.
@@ -36,11 +37,14 @@ pub(super) fn roaming_tables(ctx: &Ctx, report: &mut Report) -> Result<(), LabEr
             ours.push(mean(&v));
             paper.push(p);
             rows.push(vec![
-                (k + 1).to_string(),
-                format!("({t1}, {t2})"),
-                format!("({}, {}, {})", nets[0].name, nets[1].name, nets[2].name),
-                show(&v, 4),
-                num(p, 4),
+                Cell::text((k + 1).to_string()),
+                Cell::text(format!("({t1}, {t2})")),
+                Cell::text(format!(
+                    "({}, {}, {})",
+                    nets[0].name, nets[1].name, nets[2].name
+                )),
+                Cell::est_of(&v, 4),
+                Cell::num(p, 4),
             ]);
         }
         report.section(
@@ -59,22 +63,48 @@ pub(super) fn roaming_tables(ctx: &Ctx, report: &mut Report) -> Result<(), LabEr
             ],
             &rows,
         );
-        let (lo, hi) = ours
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
-                (l.min(x), h.max(x))
-            });
-        let spread = (hi - lo) / hi;
-        report.claim(Claim::new(
-            &format!("roaming-{case}"),
-            &format!(
-                "Wireless {case} roaming across WLAN/3G/satellite: TCP-ATL's throughput is within \
-                 10 % across all six orders ({table})"
-            ),
-            json!({"throughput_mbps": ours, "spread": spread}),
-            json!({"throughput_mbps": paper, "spread": 0.027}),
-            spread.is_finite() && spread <= 0.10,
-        ));
+        report.claim(claim(case, table, &ours, &paper));
     }
     Ok(())
+}
+
+/// The roaming claim of one case: the spread (max − min) / max of TCP-ATL's throughput over
+/// the six orders is at most 10 %.
+fn claim(case: &str, table: &str, ours: &[f64], paper: &[f64]) -> Claim {
+    let mut ev = Evidence::new();
+    let ours_checked = ev.all("throughput over the six orders", ours);
+    let (lo, hi) = ours_checked
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| {
+            (l.min(x), h.max(x))
+        });
+    let hi = ev.positive("the highest throughput", hi);
+    let spread = (hi - lo) / hi;
+    Claim::judged(
+        &format!("roaming-{case}"),
+        &format!(
+            "Wireless {case} roaming across WLAN/3G/satellite: TCP-ATL's throughput is within \
+             10 % across all six orders ({table})"
+        ),
+        json!({"throughput_mbps": ours, "spread": spread}),
+        json!({"throughput_mbps": paper, "spread": 0.027}),
+        ev,
+        spread <= 0.10,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn the_claim_fails_when_a_throughput_is_missing_or_not_finite_or_all_are_zero() {
+        let good = [1.8, 1.79, 1.81, 1.8, 1.78, 1.8];
+        fails_when_spoilt(&good, 0..6, &NOT_FINITE, |x| claim("source", "T", x, &[]));
+        // min() and max() skip a NaN: one measured order would make the spread 0.
+        assert_unmeasured(&claim("source", "T", &[1.8, f64::NAN], &[]));
+        assert_unmeasured(&claim("source", "T", &[0.0; 6], &[]));
+        assert_unmeasured(&claim("source", "T", &[], &[]));
+    }
 }

@@ -7,7 +7,8 @@ use super::mean;
 use super::runs::{Plan, Runs};
 use super::variants::VARIANTS;
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::{Claim, Ctx, LabError, Report};
 
 /// Writes the Figure 3 table and plot, and judges its two claims.
@@ -20,9 +21,9 @@ pub(super) fn report(
     let (rtts, fig3) = (&plan.rtts, &runs.fig3);
     let mut rows = Vec::new();
     for (ri, rtt) in rtts.iter().enumerate() {
-        let mut row = vec![rtt.to_string()];
+        let mut row = vec![Cell::num(*rtt as f64, 0)];
         for point in &fig3[ri] {
-            row.push(num(mean(&point.main), 0));
+            row.push(Cell::num(mean(&point.main), 0));
         }
         rows.push(row);
     }
@@ -65,34 +66,79 @@ pub(super) fn report(
         &series,
     )?;
     report.image("Figure 3", "fig3-throughput.svg");
+    let means: Vec<Vec<f64>> = fig3
+        .iter()
+        .map(|points| points.iter().map(|p| mean(&p.main)).collect())
+        .collect();
+    for c in claims(rtts, &means) {
+        report.claim(c);
+    }
+    Ok(())
+}
+
+/// The two Figure 3 claims on the mean throughput of each of [`VARIANTS`] (in their order)
+/// at each RTT.
+fn claims(rtts: &[u64], means: &[Vec<f64>]) -> [Claim; 2] {
     let mut ours = serde_json::Map::new();
+    let (mut ev_ge, mut ev_best) = (Evidence::new(), Evidence::new());
     let (mut ge, mut best) = (true, true);
-    for (ri, rtt) in rtts.iter().enumerate() {
-        let m: Vec<f64> = (0..VARIANTS.len())
-            .map(|v| mean(&fig3[ri][v].main))
-            .collect();
-        ge &= m[3] >= 0.95 * m[0] && m[1] >= 0.95 * m[0] && m[2] >= 0.95 * m[0];
-        best &= m[3] >= 0.98 * m[1].max(m[2]);
+    ev_ge.some("RTTs", rtts.len().min(means.len()));
+    ev_best.some("RTTs", rtts.len().min(means.len()));
+    for (rtt, m) in rtts.iter().zip(means) {
+        let at = |k: usize| m.get(k).copied().unwrap_or(f64::NAN);
+        let name = |k: usize| format!("{} at RTT {rtt} ms", VARIANTS[k].label);
+        let newreno = ev_ge.positive(&name(0), at(0));
+        let [max_cwnd, initial, both] = [1, 2, 3].map(|k| ev_ge.num(&name(k), at(k)));
+        ge &= both >= 0.95 * newreno && max_cwnd >= 0.95 * newreno && initial >= 0.95 * newreno;
+        let [max_cwnd, initial, both] = [1, 2, 3].map(|k| ev_best.num(&name(k), at(k)));
+        best &= both >= 0.98 * max_cwnd.max(initial);
         ours.insert(
             format!("rtt={rtt}"),
-            json!({"newreno": m[0], "max_cwnd": m[1], "initial": m[2], "both": m[3],
-                   "initial_burst": m[4], "both_burst": m[5]}),
+            json!({"newreno": at(0), "max_cwnd": at(1), "initial": at(2), "both": at(3),
+                   "initial_burst": at(4), "both_burst": at(5)}),
         );
     }
-    let fig3_paper = json!("Figure 3 (plot): combined ≈30 % above NewReno at RTT ≈200 ms; Max-Cwnd much better, Initial slightly better");
-    report.claim(Claim::new(
-        "max-cwnd-initial-ge-newreno",
-        "Figure 3: Max-Cwnd, Initial and both give at least NewReno's throughput at every RTT (within 5 %)",
-        ours.clone().into(),
-        fig3_paper.clone(),
-        ge,
-    ));
-    report.claim(Claim::new(
-        "combined-best",
-        "Figure 3: Max-Cwnd + Initial is the best variant at every RTT (within 2 %)",
-        ours.into(),
-        fig3_paper,
-        best,
-    ));
-    Ok(())
+    let paper = json!("Figure 3 (plot): combined ≈30 % above NewReno at RTT ≈200 ms; Max-Cwnd much better, Initial slightly better");
+    [
+        Claim::judged(
+            "max-cwnd-initial-ge-newreno",
+            "Figure 3: Max-Cwnd, Initial and both give at least NewReno's throughput at every RTT (within 5 %)",
+            ours.clone().into(),
+            paper.clone(),
+            ev_ge,
+            ge,
+        ),
+        Claim::judged(
+            "combined-best",
+            "Figure 3: Max-Cwnd + Initial is the best variant at every RTT (within 2 %)",
+            ours.into(),
+            paper,
+            ev_best,
+            best,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn each_claim_fails_when_a_throughput_it_reads_is_missing_zero_or_not_finite() {
+        // One RTT: NewReno, Max-Cwnd, Initial, both (the burst variants are not read).
+        let good = [100.0, 150.0, 110.0, 160.0];
+        let make = |k: usize| {
+            move |x: &[f64]| {
+                let m = vec![x.iter().copied().chain([90.0, 95.0]).collect::<Vec<_>>()];
+                claims(&[100], &m)[k].clone()
+            }
+        };
+        fails_when_spoilt(&good, 0..4, &NOT_FINITE, make(0));
+        fails_when_spoilt(&good, [0], &[0.0], make(0));
+        fails_when_spoilt(&good, 1..4, &NOT_FINITE, make(1));
+        for c in claims(&[], &[]) {
+            assert_unmeasured(&c);
+        }
+    }
 }

@@ -5,16 +5,16 @@
 use super::mean;
 use super::runs::{Plan, Runs};
 use super::variants::SHARED_ACCESS;
-use crate::report::num;
+use crate::report::{num, Cell, Col};
 use crate::Report;
 
-/// `x` (a fraction) as a signed percentage, e.g. "−3.4 %".
-fn signed_pct(x: f64) -> String {
+/// `x` (a fraction) as a signed percentage, e.g. "−3.4 %" (the percentage in the CSV).
+fn signed_pct(x: f64) -> Cell {
     if !x.is_finite() {
-        return "–".into();
+        return Cell::shown("–", f64::NAN);
     }
     let sign = if x < 0.0 { "−" } else { "+" };
-    format!("{sign}{} %", num(100.0 * x.abs(), 1))
+    Cell::shown(format!("{sign}{} %", num(100.0 * x.abs(), 1)), 100.0 * x)
 }
 
 /// Writes the extension's table: main / neighbour throughput per PER, RTT and main variant.
@@ -25,13 +25,12 @@ pub(super) fn report(plan: &Plan, runs: &Runs, report: &mut Report) {
         for (ri, rtt) in rtts.iter().enumerate() {
             let pts = &shared[pi][ri];
             let base = mean(&pts[0].neighbour);
-            let mut row = vec![format!("{}", 100.0 * p), rtt.to_string()];
+            let mut row = vec![
+                Cell::text(format!("{}", 100.0 * p)),
+                Cell::num(*rtt as f64, 0),
+            ];
             for pt in pts {
-                row.push(format!(
-                    "{} / {}",
-                    num(mean(&pt.main), 0),
-                    num(mean(&pt.neighbour), 0)
-                ));
+                row.push(Cell::pair(mean(&pt.main), mean(&pt.neighbour), 0));
             }
             for pt in &pts[1..] {
                 row.push(signed_pct(mean(&pt.neighbour) / base - 1.0));
@@ -49,12 +48,16 @@ pub(super) fn report(plan: &Plan, runs: &Runs, report: &mut Report) {
          transmissions. Cells: main / neighbour; the last three columns are the neighbour's \
          change against its throughput next to a NewReno main flow.",
     );
-    let versus: Vec<String> = SHARED_ACCESS[1..]
-        .iter()
-        .map(|v| format!("neighbour vs {}", v.label))
-        .collect();
-    let mut header = vec!["PER (%)", "RTT (ms)"];
-    header.extend(SHARED_ACCESS.iter().map(|v| v.label));
-    header.extend(versus.iter().map(String::as_str));
+    let mut header = vec![Col::from("PER (%)"), Col::from("RTT (ms)")];
+    header.extend(
+        SHARED_ACCESS
+            .iter()
+            .map(|v| Col::pair(v.label, "main", "neighbour")),
+    );
+    header.extend(
+        SHARED_ACCESS[1..]
+            .iter()
+            .map(|v| Col::from(format!("neighbour vs {}", v.label).as_str())),
+    );
     report.table(&header, &rows);
 }

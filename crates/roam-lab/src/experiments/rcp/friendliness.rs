@@ -4,10 +4,11 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::{flow, mean, mean_cov, param, run_all, seeds, show, template, Params};
+use super::{flow, mean, mean_cov, param, run_all, seeds, template, Params};
 use crate::chart::{self, Axes, Series};
+use crate::claims::Evidence;
 use crate::draws;
-use crate::report::num;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -83,7 +84,7 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut cov_series = mean_series.clone();
     for (mi, &n) in mixes.iter().enumerate() {
         let runs = &results[mi * seeds.len()..(mi + 1) * seeds.len()];
-        let mut row = vec![n.to_string()];
+        let mut row = vec![Cell::num(n as f64, 0)];
         for (ii, &at) in instants.iter().enumerate() {
             let mut ms = Vec::new();
             let mut cs = Vec::new();
@@ -105,8 +106,8 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             if ii == instants.len() - 1 {
                 means_end.push(mean(&em));
                 covs_end.push(mean(&ec));
-                row.push(show(&em, 3));
-                row.push(show(&ec, 3));
+                row.push(Cell::est(&em, 3));
+                row.push(Cell::est(&ec, 3));
             }
         }
         let proto_mean = |p: &str| {
@@ -127,8 +128,17 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         };
         let (et, er) = (proto_mean("tcp"), proto_mean("rcp"));
         tcp_means.push(mean(&et));
-        row.push(if et.n > 0 { show(&et, 3) } else { "-".into() });
-        row.push(if er.n > 0 { show(&er, 3) } else { "-".into() });
+        // A mix without TCP (or RCP) flows has no TCP (RCP) mean.
+        row.push(if et.n > 0 {
+            Cell::est(&et, 3)
+        } else {
+            Cell::shown("-", f64::NAN)
+        });
+        row.push(if er.n > 0 {
+            Cell::est(&er, 3)
+        } else {
+            Cell::shown("-", f64::NAN)
+        });
         rows.push(row);
     }
     report.section(
@@ -169,44 +179,9 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     )?;
     report.image("per-flow mean vs mix", "friendliness_mean.svg");
     report.image("CoV vs mix", "friendliness_cov.svg");
-    let base_m = means_end[0];
-    let base_c = covs_end[0];
-    let mean_dev = means_end
-        .iter()
-        .map(|m| (m - base_m).abs() / base_m)
-        .fold(0.0, f64::max);
-    let cov_dev = covs_end
-        .iter()
-        .map(|c| (c - base_c).abs())
-        .fold(0.0, f64::max);
-    report.claim(Claim::new(
-        "friendliness-mean-flat",
-        "The per-flow mean throughput is flat across TCP/RCP mixes (within 5 % of all-TCP)",
-        json!({"mixes": mixes, "mean_mbps": means_end, "max_rel_dev": mean_dev}),
-        json!("flat curves in Figure 4(a)"),
-        mean_dev <= 0.05,
-    ));
-    report.claim(Claim::new(
-        "friendliness-cov-flat",
-        "The CoV of per-flow throughput is flat across mixes (within ±0.05 of all-TCP)",
-        json!({"mixes": mixes, "cov": covs_end, "max_abs_dev": cov_dev}),
-        json!("flat curves in Figure 4(b)"),
-        cov_dev <= 0.05,
-    ));
-    let tcp_ratio: Vec<f64> = tcp_means
-        .iter()
-        .zip(&mixes)
-        .filter(|(m, &n)| m.is_finite() && n > 0 && n < FLOWS)
-        .map(|(m, _)| m / tcp_means[0])
-        .collect();
-    let worst = tcp_ratio.iter().copied().fold(f64::INFINITY, f64::min);
-    report.claim(Claim::new(
-        "friendliness-tcp-not-hurt",
-        "TCP flows sharing the bottleneck with RCP get at least 90 % of what they get among TCP only",
-        json!({"tcp_share_vs_all_tcp": tcp_ratio}),
-        json!("TCP flows do not suffer from RCP flows (§3.4.1)"),
-        tcp_ratio.is_empty() || worst >= 0.9,
-    ));
+    for c in mix_claims(&mixes, &means_end, &covs_end, &tcp_means) {
+        report.claim(c);
+    }
     Ok(())
 }
 
@@ -262,11 +237,11 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         early_ratio.push(er / et);
         late_ratio.push(lr / lt);
         rows.push(vec![
-            seeds[si].to_string(),
-            num(et, 1),
-            num(er, 1),
-            num(lt, 1),
-            num(lr, 1),
+            Cell::num(seeds[si] as f64, 0),
+            Cell::num(et, 1),
+            Cell::num(er, 1),
+            Cell::num(lt, 1),
+            Cell::num(lr, 1),
         ]);
     }
     if let Some(r) = results.first() {
@@ -324,36 +299,9 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &rows,
     );
     report.image("sequence progression", "staggered_seq.svg");
-    // The paper's Figure 4(c) is a single run; we judge the mean over seeds: the mean ratio and
-    // its 95 % confidence interval must lie within 0.8-1.25. Per-seed ratios are reported too.
-    let judge = |v: &[f64]| {
-        let e = Estimate::from_sample(v);
-        let (m, ci) = (mean(&e), e.ci95.unwrap_or(0.0));
-        let outside = v.iter().filter(|x| !(0.8..=1.25).contains(*x)).count();
-        let ours = json!({
-            "rcp_over_tcp_per_seed": v,
-            "mean": m,
-            "ci95": ci,
-            "seeds_outside_0.8_1.25": outside,
-        });
-        (ours, m - ci >= 0.8 && m + ci <= 1.25)
-    };
-    let (ours, holds) = judge(&early_ratio);
-    report.claim(Claim::new(
-        "staggered-early-intertwined",
-        "The first 5 TCP and 5 RCP flows progress alike (mean RCP/TCP progress over seeds, with its 95 % CI, within 0.8-1.25)",
-        ours,
-        json!("intertwined sequence plots (Figure 4(c))"),
-        holds,
-    ));
-    let (ours, holds) = judge(&late_ratio);
-    report.claim(Claim::new(
-        "staggered-late-similar",
-        "TCP flows started at 50 s and RCP flows started at 100 s progress alike while both run (100-200 s; mean ratio over seeds, with its 95 % CI, within 0.8-1.25)",
-        ours,
-        json!("similar final heights and dispersion (Figure 4(c))"),
-        holds,
-    ));
+    for c in staggered_claims(&early_ratio, &late_ratio) {
+        report.claim(c);
+    }
     Ok(())
 }
 
@@ -380,7 +328,6 @@ fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let results = run_all(ctx, &t, sets)?;
     let per = seeds.len();
     let mut rows = Vec::new();
-    let mut ratios = Vec::new();
     let mut tcp_pts = Vec::new();
     let mut rcp_pts = Vec::new();
     for (ni, &n) in counts.iter().enumerate() {
@@ -417,15 +364,15 @@ fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         };
         let (et, er) = (per_flow(block(0)), per_flow(block(1)));
         let ratio = mean(&er) / mean(&et);
-        ratios.push(ratio);
         tcp_pts.push((n as f64, mean(&et)));
         rcp_pts.push((n as f64, mean(&er)));
+        let drop_pct = 100.0 * mean(&drop_rate(block(1)));
         rows.push(vec![
-            n.to_string(),
-            show(&et, 3),
-            show(&er, 3),
-            num(ratio, 3),
-            format!("{:.1} %", 100.0 * mean(&drop_rate(block(1)))),
+            Cell::num(n as f64, 0),
+            Cell::est(&et, 3),
+            Cell::est(&er, 3),
+            Cell::num(ratio, 3),
+            Cell::shown(format!("{drop_pct:.1} %"), drop_pct),
         ]);
     }
     report.section(
@@ -456,16 +403,200 @@ fn reverse_path(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             log_x: false,
             y_from_zero: true,
         },
-        &[Series::new("TCP", tcp_pts), Series::new("RCP", rcp_pts)],
+        &[
+            Series::new("TCP", tcp_pts.clone()),
+            Series::new("RCP", rcp_pts.clone()),
+        ],
     )?;
     report.image("reverse-path loss", "reverse_path.svg");
+    report.claim(reverse_claim(&counts, &tcp_pts, &rcp_pts));
+    Ok(())
+}
+
+/// The three claims on the 20-flow mixes, from the per-flow mean throughput and CoV at the end
+/// of the runs and the TCP flows' mean, per mix (the first mix is all TCP, the baseline).
+fn mix_claims(mixes: &[usize], means: &[f64], covs: &[f64], tcp_means: &[f64]) -> [Claim; 3] {
+    let mut ev = Evidence::new();
+    let base_m = ev.positive(
+        "all-TCP per-flow mean",
+        means.first().copied().unwrap_or(f64::NAN),
+    );
+    let mean_dev = ev
+        .all("per-flow means", means)
+        .iter()
+        .map(|m| (m - base_m).abs() / base_m)
+        .fold(0.0, f64::max);
+    let flat_mean = Claim::judged(
+        "friendliness-mean-flat",
+        "The per-flow mean throughput is flat across TCP/RCP mixes (within 5 % of all-TCP)",
+        json!({"mixes": mixes, "mean_mbps": means, "max_rel_dev": mean_dev}),
+        json!("flat curves in Figure 4(a)"),
+        ev,
+        mean_dev <= 0.05,
+    );
+    let mut ev = Evidence::new();
+    let base_c = ev.num("all-TCP CoV", covs.first().copied().unwrap_or(f64::NAN));
+    let cov_dev = ev
+        .all("CoVs", covs)
+        .iter()
+        .map(|c| (c - base_c).abs())
+        .fold(0.0, f64::max);
+    let flat_cov = Claim::judged(
+        "friendliness-cov-flat",
+        "The CoV of per-flow throughput is flat across mixes (within ±0.05 of all-TCP)",
+        json!({"mixes": mixes, "cov": covs, "max_abs_dev": cov_dev}),
+        json!("flat curves in Figure 4(b)"),
+        ev,
+        cov_dev <= 0.05,
+    );
+    // Mixes with both protocols: their TCP flows against the all-TCP baseline.
+    let mut ev = Evidence::new();
+    let base_t = ev.positive(
+        "all-TCP mean of the TCP flows",
+        tcp_means.first().copied().unwrap_or(f64::NAN),
+    );
+    let mixed: Vec<f64> = tcp_means
+        .iter()
+        .zip(mixes)
+        .filter(|(_, &n)| n > 0 && n < FLOWS)
+        .map(|(m, _)| m / base_t)
+        .collect();
+    let worst = ev
+        .all("TCP share in the mixed runs", &mixed)
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min);
+    let not_hurt = Claim::judged(
+        "friendliness-tcp-not-hurt",
+        "TCP flows sharing the bottleneck with RCP get at least 90 % of what they get among TCP only",
+        json!({"tcp_share_vs_all_tcp": mixed}),
+        json!("TCP flows do not suffer from RCP flows (§3.4.1)"),
+        ev,
+        worst >= 0.9,
+    );
+    [flat_mean, flat_cov, not_hurt]
+}
+
+/// The two staggered-start claims on the per-seed RCP/TCP progress ratios: the paper's Figure
+/// 4(c) is a single run; we judge the mean over seeds, whose 95 % confidence interval must lie
+/// within 0.8–1.25 (so it needs enough seeds). Per-seed ratios are reported too.
+fn staggered_claims(early: &[f64], late: &[f64]) -> [Claim; 2] {
+    let judge = |v: &[f64], what: &str| {
+        let mut ev = Evidence::new();
+        let e = Estimate::from_sample(ev.all(what, v));
+        let (m, ci) = (ev.mean(what, &e), ev.ci(what, &e));
+        let outside = v.iter().filter(|x| !(0.8..=1.25).contains(*x)).count();
+        let ours = json!({
+            "rcp_over_tcp_per_seed": v,
+            "mean": m,
+            "ci95": ci,
+            "seeds_outside_0.8_1.25": outside,
+        });
+        (ours, ev, m - ci >= 0.8 && m + ci <= 1.25)
+    };
+    let (ours, ev, holds) = judge(early, "early RCP/TCP progress");
+    let early = Claim::judged(
+        "staggered-early-intertwined",
+        "The first 5 TCP and 5 RCP flows progress alike (mean RCP/TCP progress over seeds, with its 95 % CI, within 0.8-1.25)",
+        ours,
+        json!("intertwined sequence plots (Figure 4(c))"),
+        ev,
+        holds,
+    );
+    let (ours, ev, holds) = judge(late, "late RCP/TCP progress");
+    let late = Claim::judged(
+        "staggered-late-similar",
+        "TCP flows started at 50 s and RCP flows started at 100 s progress alike while both run (100-200 s; mean ratio over seeds, with its 95 % CI, within 0.8-1.25)",
+        ours,
+        json!("similar final heights and dispersion (Figure 4(c))"),
+        ev,
+        holds,
+    );
+    [early, late]
+}
+
+/// The reverse-path claim on the per-flow throughput of 20 TCP and of 20 RCP flows
+/// ((reverse flows, Mb/s) per count): RCP within 10 % of TCP at every count.
+fn reverse_claim(counts: &[usize], tcp: &[(f64, f64)], rcp: &[(f64, f64)]) -> Claim {
+    let mut ev = Evidence::new();
+    ev.some("reverse-flow counts", tcp.len().min(rcp.len()));
+    let ratios: Vec<f64> = tcp
+        .iter()
+        .zip(rcp)
+        .map(|(&(n, t), &(_, r))| {
+            let at = |who: &str| format!("{who} per-flow throughput with {n} reverse flows");
+            ev.num(&at("RCP"), r) / ev.positive(&at("TCP"), t)
+        })
+        .collect();
     let holds = ratios.iter().all(|r| (r - 1.0).abs() <= 0.10);
-    report.claim(Claim::new(
+    Claim::judged(
         "reverse-rcp-tracks-tcp",
         "With 0-100 reverse on/off flows, 20 RCP flows get within 10 % of 20 TCP flows' per-flow throughput",
         json!({"reverse_flows": counts, "rcp_over_tcp": ratios}),
         json!("RCP closely tracks TCP (Figure 4(d))"),
+        ev,
         holds,
-    ));
-    Ok(())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn mix_claims_fail_when_a_number_they_read_is_missing_zero_or_not_finite() {
+        let mixes = [0, 10, 20];
+        // means 0..3, CoVs 3..6, TCP means 6..9 (the all-RCP mix has none).
+        let good = [0.5, 0.5, 0.5, 0.2, 0.21, 0.2, 0.5, 0.49, f64::NAN];
+        let make =
+            |k: usize| move |x: &[f64]| mix_claims(&mixes, &x[0..3], &x[3..6], &x[6..9])[k].clone();
+        // A NaN mean used to vanish in fold(0.0, f64::max) and let the claim hold.
+        fails_when_spoilt(&good, 0..3, &NOT_FINITE, make(0));
+        fails_when_spoilt(&good, [0], &[0.0], make(0));
+        fails_when_spoilt(&good, 3..6, &NOT_FINITE, make(1));
+        // A NaN TCP mean in a mixed run used to be filtered out, and `is_empty() ||` then let
+        // the claim hold on nothing.
+        fails_when_spoilt(&good, [6, 7], &NOT_FINITE, make(2));
+        fails_when_spoilt(&good, [6], &[0.0], make(2));
+        let no_mixed = mix_claims(&[0, 20], &[0.5, 0.5], &[0.2, 0.2], &[0.5, f64::NAN]);
+        assert_unmeasured(&no_mixed[2]);
+        for c in mix_claims(&[], &[], &[], &[]) {
+            assert_unmeasured(&c);
+        }
+    }
+
+    #[test]
+    fn staggered_claims_need_measured_ratios_and_enough_seeds() {
+        let good = [1.0, 1.02, 0.98, 1.01, 0.99];
+        fails_when_spoilt(&good, 0..5, &NOT_FINITE, |x| {
+            staggered_claims(x, &good)[0].clone()
+        });
+        fails_when_spoilt(&good, 0..5, &NOT_FINITE, |x| {
+            staggered_claims(&good, x)[1].clone()
+        });
+        for c in staggered_claims(&[], &[]) {
+            assert_unmeasured(&c);
+        }
+        // One seed: no interval to judge by.
+        let one = staggered_claims(&[1.0], &[1.0]);
+        assert!(one
+            .iter()
+            .all(|c| c.verdict == crate::claims::Verdict::NotJudged));
+    }
+
+    #[test]
+    fn reverse_claim_fails_when_a_throughput_is_missing_zero_or_not_finite() {
+        let make = |x: &[f64]| {
+            reverse_claim(
+                &[0, 100],
+                &[(0.0, x[0]), (100.0, x[1])],
+                &[(0.0, x[2]), (100.0, x[3])],
+            )
+        };
+        let good = [0.5, 0.3, 0.5, 0.31];
+        fails_when_spoilt(&good, 0..4, &NOT_FINITE, make);
+        fails_when_spoilt(&good, [0, 1], &[0.0], make);
+        assert_unmeasured(&reverse_claim(&[], &[], &[]));
+    }
 }

@@ -3,9 +3,10 @@
 
 use serde_json::json;
 
-use super::{flow, mean, param, run_all, seeds, show, template};
+use super::{flow, mean, param, run_all, seeds, template};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -39,12 +40,10 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let results = run_all(ctx, &t, sets)?;
     let per = seeds.len();
     let mut rows = Vec::new();
-    let mut energy_ratio = Vec::new();
-    let mut tput_ratio = Vec::new();
     let mut pw = [Vec::new(), Vec::new()];
     let mut tp = [Vec::new(), Vec::new()];
     for (bi, &b) in bad_means.iter().enumerate() {
-        let mut row = vec![b.to_string()];
+        let mut row = vec![Cell::num(b as f64, 0)];
         let mut watts = [0.0; 2];
         let mut mbps = [0.0; 2];
         for pi in 0..2 {
@@ -73,14 +72,13 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             mbps[pi] = mean(&eg);
             pw[pi].push((b as f64, mean(&ew)));
             tp[pi].push((b as f64, mean(&eg)));
-            row.push(show(&ew, 3));
-            row.push(show(&eg, 3));
-            row.push(format!("{:.0} %", 100.0 * mean(&es)));
+            row.push(Cell::est(&ew, 3));
+            row.push(Cell::est(&eg, 3));
+            let asleep = 100.0 * mean(&es);
+            row.push(Cell::shown(format!("{asleep:.0} %"), asleep));
         }
-        energy_ratio.push(watts[1] / watts[0]);
-        tput_ratio.push(mbps[1] / mbps[0]);
-        row.push(num(watts[1] / watts[0], 2));
-        row.push(num(mbps[1] / mbps[0], 2));
+        row.push(Cell::num(watts[1] / watts[0], 2));
+        row.push(Cell::num(mbps[1] / mbps[0], 2));
         rows.push(row);
     }
     report.section(
@@ -139,19 +137,74 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     )?;
     report.image("power", "power.svg");
     report.image("goodput", "power_goodput.svg");
-    report.claim(Claim::new(
+    for c in claims(&bad_means, &pw, &tp) {
+        report.claim(c);
+    }
+    Ok(())
+}
+
+/// The two power claims, from the average power (W) and goodput (Mb/s) of TCP (index 0) and
+/// RCP with sleep (index 1), as (bad-state mean s, value) per bad-state mean.
+fn claims(
+    bad_means: &[u64],
+    watts: &[Vec<(f64, f64)>; 2],
+    mbps: &[Vec<(f64, f64)>; 2],
+) -> [Claim; 2] {
+    let ratios = |ev: &mut Evidence, what: &str, v: &[Vec<(f64, f64)>; 2]| -> Vec<f64> {
+        ev.some("bad-state durations", v[0].len().min(v[1].len()));
+        v[0].iter()
+            .zip(&v[1])
+            .map(|(&(b, tcp), &(_, rcp))| {
+                let at = |who: &str| format!("{who} {what} at a {b} s bad state");
+                ev.num(&at("RCP"), rcp) / ev.positive(&at("TCP"), tcp)
+            })
+            .collect()
+    };
+    let mut ev = Evidence::new();
+    let energy_ratio = ratios(&mut ev, "power", watts);
+    let less_energy = Claim::judged(
         "power-rcp-less-energy",
         "RCP with sleep uses less energy than TCP at every bad-state duration",
         json!({"bad_mean_s": bad_means, "rcp_over_tcp_energy": energy_ratio}),
         json!("energy savings growing with the bad-state duration (Figure 5(d))"),
+        ev,
         energy_ratio.iter().all(|r| *r < 1.0),
-    ));
-    report.claim(Claim::new(
+    );
+    let mut ev = Evidence::new();
+    let tput_ratio = ratios(&mut ev, "goodput", mbps);
+    let not_lower = Claim::judged(
         "power-rcp-throughput-not-lower",
         "RCP's goodput with sleep is not lower than TCP's (within 5 %) at every bad-state duration",
         json!({"bad_mean_s": bad_means, "rcp_over_tcp_goodput": tput_ratio}),
         json!("RCP throughput no less than TCP's (Figure 5(d))"),
+        ev,
         tput_ratio.iter().all(|r| *r >= 0.95),
-    ));
-    Ok(())
+    );
+    [less_energy, not_lower]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn each_claim_fails_when_a_power_or_goodput_is_missing_zero_or_not_finite() {
+        // TCP then RCP power, TCP then RCP goodput, one bad-state duration.
+        let good = [1.2, 0.9, 1.0, 1.1];
+        let make = |k: usize| {
+            move |x: &[f64]| {
+                let w = [vec![(2.0, x[0])], vec![(2.0, x[1])]];
+                let g = [vec![(2.0, x[2])], vec![(2.0, x[3])]];
+                claims(&[2], &w, &g)[k].clone()
+            }
+        };
+        fails_when_spoilt(&good, [0, 1], &NOT_FINITE, make(0));
+        fails_when_spoilt(&good, [0], &[0.0], make(0));
+        fails_when_spoilt(&good, [2, 3], &NOT_FINITE, make(1));
+        fails_when_spoilt(&good, [2], &[0.0], make(1));
+        for c in claims(&[], &[vec![], vec![]], &[vec![], vec![]]) {
+            assert_unmeasured(&c);
+        }
+    }
 }

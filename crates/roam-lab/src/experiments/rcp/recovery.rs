@@ -4,9 +4,10 @@
 use roam_sim::result::RunResult;
 use serde_json::json;
 
-use super::{mean, param, run_all, seeds, show, template, Params};
+use super::{mean, param, run_all, seeds, template, Params};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::claims::Evidence;
+use crate::report::{num, Cell};
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -89,7 +90,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         .map(|(name, _)| Series::new(*name, Vec::new()))
         .collect();
     for (ri, &p) in rates.iter().enumerate() {
-        let mut row = vec![format!("{}", p * 100.0)];
+        let mut row = vec![Cell::text(format!("{}", p * 100.0))];
         let mut by_variant = Vec::new();
         for (vi, s) in series.iter_mut().enumerate() {
             let start = (ri * VARIANTS.len() + vi) * per;
@@ -99,7 +100,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let e = Estimate::from_sample(&g);
             s.push_estimate(p * 100.0, &e);
-            row.push(show(&e, 3));
+            row.push(Cell::est(&e, 3));
             by_variant.push(mean(&e));
         }
         rows.push(row);
@@ -133,36 +134,9 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &series,
     )?;
     report.image("goodput vs loss", "loss_recovery.svg");
-    let slack = 0.97; // "≥" within 3 % (seed noise).
-    let rcp_vs_tcp: Vec<f64> = est.iter().map(|v| v[RCP] / v[TCP_SACK]).collect();
-    report.claim(Claim::new(
-        "recovery-rcp-ge-tcp-sack",
-        "RCP's goodput is at least TCP-SACK's at every loss rate (within 3 %)",
-        json!({"loss_pct": rates.iter().map(|p| p * 100.0).collect::<Vec<_>>(), "rcp_over_tcp_sack": rcp_vs_tcp}),
-        json!("RCP constantly better than TCP, gain growing with the loss rate (Figure 5(a))"),
-        rcp_vs_tcp.iter().all(|r| *r >= slack),
-    ));
-    let eln_vs: Vec<f64> = est.iter().map(|v| v[RCP_ELN] / v[TCP_ELN]).collect();
-    let eln_vs_sack: Vec<f64> = est.iter().map(|v| v[RCP_ELN] / v[TCP_ELN_SACK]).collect();
-    report.claim(Claim::new(
-        "recovery-rcp-eln-ge-tcp-eln",
-        "RCP-ELN's goodput is at least TCP-ELN's at every loss rate (within 3 %)",
-        json!({"rcp_eln_over_tcp_eln": eln_vs, "rcp_eln_over_tcp_eln_with_sack": eln_vs_sack}),
-        json!("RCP-ELN above TCP-ELN everywhere (Figure 5(a))"),
-        eln_vs.iter().all(|r| *r >= slack),
-    ));
-    let at5 = rates
-        .iter()
-        .position(|p| (*p - 0.05).abs() < 1e-9)
-        .map(|i| (est[i][RCP_ELN], est[i][TCP_ELN], est[i][TCP_ELN_SACK]));
-    let (ratio5, ratio5_sack) = at5.map_or((f64::NAN, f64::NAN), |(r, t, n)| (r / t, r / n));
-    report.claim(Claim::new(
-        "recovery-rcp-eln-2x-at-5pct",
-        "At 5 % loss RCP-ELN gets at least twice TCP-ELN's goodput",
-        json!({"rcp_eln_over_tcp_eln": ratio5, "rcp_eln_over_tcp_eln_with_sack": ratio5_sack}),
-        json!("about 2x or more at 5 % (Figure 5(a))"),
-        ratio5 >= 2.0,
-    ));
+    for c in sweep_claims(&rates, &est) {
+        report.claim(c);
+    }
     Ok(())
 }
 
@@ -216,12 +190,13 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             _ => f64::NAN,
         };
         extra.push(x);
+        let span = |v: Option<f64>| v.map_or(Cell::shown("-", f64::NAN), |v| Cell::num(v, 2));
         rows.push(vec![
-            VARIANTS[vi].0.to_string(),
-            b.map_or("-".into(), |b| num(b, 2)),
-            a.map_or("-".into(), |a| num(a, 2)),
-            num(x, 2),
-            num(x / BASE_RTT_S, 1),
+            Cell::text(VARIANTS[vi].0),
+            span(b),
+            span(a),
+            Cell::num(x, 2),
+            Cell::num(x / BASE_RTT_S, 1),
         ]);
         if let Some(s) = lossy.series.first() {
             let points: Vec<(f64, f64)> = s
@@ -268,21 +243,136 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &plot,
     )?;
     report.image("seven losses", "seven_losses.svg");
-    let (tcp_eln, tcp_eln_sack, rcp_eln) = (extra[0], extra[1], extra[2]);
-    report.claim(Claim::new(
+    for c in seven_loss_claims(extra[0], extra[1], extra[2]) {
+        report.claim(c);
+    }
+    Ok(())
+}
+
+/// The three loss-recovery claims, from the mean goodput of each of [`VARIANTS`] (in their
+/// order) at each loss rate.
+fn sweep_claims(rates: &[f64], est: &[Vec<f64>]) -> [Claim; 3] {
+    let slack = 0.97; // "≥" within 3 % (seed noise).
+    let ratios = |ev: &mut Evidence, num: usize, den: usize| -> Vec<f64> {
+        ev.some("loss rates", est.len());
+        rates
+            .iter()
+            .zip(est)
+            .map(|(p, v)| {
+                let at = |k: usize| {
+                    (
+                        format!("{} at {} % loss", VARIANTS[k].0, p * 100.0),
+                        v.get(k).copied().unwrap_or(f64::NAN),
+                    )
+                };
+                let (n, x) = at(num);
+                let (d, y) = at(den);
+                ev.num(&n, x) / ev.positive(&d, y)
+            })
+            .collect()
+    };
+    let mut ev = Evidence::new();
+    let rcp_vs_tcp = ratios(&mut ev, RCP, TCP_SACK);
+    let ge_sack = Claim::judged(
+        "recovery-rcp-ge-tcp-sack",
+        "RCP's goodput is at least TCP-SACK's at every loss rate (within 3 %)",
+        json!({"loss_pct": rates.iter().map(|p| p * 100.0).collect::<Vec<_>>(), "rcp_over_tcp_sack": rcp_vs_tcp}),
+        json!("RCP constantly better than TCP, gain growing with the loss rate (Figure 5(a))"),
+        ev,
+        rcp_vs_tcp.iter().all(|r| *r >= slack),
+    );
+    let mut ev = Evidence::new();
+    let eln_vs = ratios(&mut ev, RCP_ELN, TCP_ELN);
+    let eln_vs_sack: Vec<f64> = est.iter().map(|v| v[RCP_ELN] / v[TCP_ELN_SACK]).collect();
+    let ge_eln = Claim::judged(
+        "recovery-rcp-eln-ge-tcp-eln",
+        "RCP-ELN's goodput is at least TCP-ELN's at every loss rate (within 3 %)",
+        json!({"rcp_eln_over_tcp_eln": eln_vs, "rcp_eln_over_tcp_eln_with_sack": eln_vs_sack}),
+        json!("RCP-ELN above TCP-ELN everywhere (Figure 5(a))"),
+        ev,
+        eln_vs.iter().all(|r| *r >= slack),
+    );
+    let mut ev = Evidence::new();
+    let at5 = rates.iter().position(|p| (*p - 0.05).abs() < 1e-9);
+    ev.some("runs at 5 % loss", usize::from(at5.is_some()));
+    let (ratio5, ratio5_sack) = at5
+        .and_then(|i| est.get(i))
+        .map_or((f64::NAN, f64::NAN), |v| {
+            let r = ev.num("RCP-ELN at 5 % loss", v[RCP_ELN]);
+            (
+                r / ev.positive("TCP-ELN at 5 % loss", v[TCP_ELN]),
+                r / v[TCP_ELN_SACK],
+            )
+        });
+    let twice = Claim::judged(
+        "recovery-rcp-eln-2x-at-5pct",
+        "At 5 % loss RCP-ELN gets at least twice TCP-ELN's goodput",
+        json!({"rcp_eln_over_tcp_eln": ratio5, "rcp_eln_over_tcp_eln_with_sack": ratio5_sack}),
+        json!("about 2x or more at 5 % (Figure 5(a))"),
+        ev,
+        ratio5 >= 2.0,
+    );
+    [ge_sack, ge_eln, twice]
+}
+
+/// The two seven-loss claims, from the extra recovery time (s) of TCP-ELN, TCP-ELN with SACK
+/// (reported) and RCP-ELN.
+fn seven_loss_claims(tcp_eln: f64, tcp_eln_sack: f64, rcp_eln: f64) -> [Claim; 2] {
+    let mut ev = Evidence::new();
+    let r = ev.num("RCP-ELN's extra time", rcp_eln);
+    let rcp = Claim::judged(
         "seven-loss-rcp-eln-about-one-rtt",
         "RCP-ELN recovers the seven losses within about one RTT (extra time ≤ 2 RTTs)",
         json!({"extra_s": rcp_eln, "rtts": rcp_eln / BASE_RTT_S}),
         json!({"rcp_eln_s": 0.12}),
-        rcp_eln <= 2.0 * BASE_RTT_S,
-    ));
-    report.claim(Claim::new(
+        ev,
+        r <= 2.0 * BASE_RTT_S,
+    );
+    let mut ev = Evidence::new();
+    let t = ev.num("TCP-ELN's extra time", tcp_eln);
+    let tcp = Claim::judged(
         "seven-loss-tcp-eln-rtt-per-loss",
         "TCP-ELN needs about one RTT per loss (extra time ≥ 4 RTTs for the 7 losses)",
         json!({"tcp_eln_extra_s": tcp_eln, "tcp_eln_rtts": tcp_eln / BASE_RTT_S,
                "tcp_eln_with_sack_extra_s": tcp_eln_sack, "tcp_eln_with_sack_rtts": tcp_eln_sack / BASE_RTT_S}),
         json!({"tcp_eln_s": 1.43}),
-        tcp_eln >= 4.0 * BASE_RTT_S,
-    ));
-    Ok(())
+        ev,
+        t >= 4.0 * BASE_RTT_S,
+    );
+    [rcp, tcp]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn sweep_claims_fail_when_a_goodput_they_read_is_missing_zero_or_not_finite() {
+        // Goodput of TCP-SACK, RCP, TCP-ELN, TCP-ELN + SACK, RCP-ELN at 5 % loss.
+        let good = [0.5, 0.6, 0.3, 0.5, 0.9];
+        let make = |k: usize| move |x: &[f64]| sweep_claims(&[0.05], &[x.to_vec()])[k].clone();
+        fails_when_spoilt(&good, [TCP_SACK, RCP], &NOT_FINITE, make(0));
+        fails_when_spoilt(&good, [TCP_SACK], &[0.0], make(0));
+        fails_when_spoilt(&good, [TCP_ELN, RCP_ELN], &NOT_FINITE, make(1));
+        fails_when_spoilt(&good, [TCP_ELN], &[0.0], make(1));
+        fails_when_spoilt(&good, [TCP_ELN, RCP_ELN], &NOT_FINITE, make(2));
+        fails_when_spoilt(&good, [TCP_ELN], &[0.0], make(2));
+        for c in sweep_claims(&[], &[]) {
+            assert_unmeasured(&c);
+        }
+        // No run at 5 %: the 2× claim has nothing to hold on.
+        assert_unmeasured(&sweep_claims(&[0.01], &[good.to_vec()])[2]);
+    }
+
+    #[test]
+    fn seven_loss_claims_fail_when_a_time_is_missing_or_not_finite() {
+        let good = [1.0, 0.2, 0.1];
+        fails_when_spoilt(&good, [2], &NOT_FINITE, |x| {
+            seven_loss_claims(x[0], x[1], x[2])[0].clone()
+        });
+        fails_when_spoilt(&good, [0], &NOT_FINITE, |x| {
+            seven_loss_claims(x[0], x[1], x[2])[1].clone()
+        });
+    }
 }

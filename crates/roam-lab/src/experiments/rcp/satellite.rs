@@ -3,9 +3,10 @@
 
 use serde_json::json;
 
-use super::{flow, mean, param, run_all, seeds, show, template};
+use super::{flow, mean, param, run_all, seeds, template};
 use crate::chart::{self, Axes, Series};
-use crate::report::num;
+use crate::claims::Evidence;
+use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Claim, Ctx, LabError, Report};
 
@@ -40,7 +41,8 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let results = run_all(ctx, &t, sets)?;
     let per = seeds.len();
     let mut rows = Vec::new();
-    let mut ratios = Vec::new();
+    // RCP-NewReno's and RCP-STP's mean goodput at each delay.
+    let mut goodput = Vec::new();
     // Share of the satellite link's forward capacity in use (all traffic) while RCP-NewReno or
     // RCP-STP runs: the headroom either leaves.
     let mut newreno_util = Vec::new();
@@ -50,7 +52,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         .map(|v| Series::new(v.0, Vec::new()))
         .collect();
     for (di, &d) in delays.iter().enumerate() {
-        let mut row = vec![d.to_string()];
+        let mut row = vec![Cell::num(d as f64, 0)];
         let mut means = Vec::new();
         for (vi, s) in series.iter_mut().enumerate() {
             let start = (di * VARIANTS.len() + vi) * per;
@@ -61,12 +63,12 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let e = Estimate::from_sample(&g);
             s.push_estimate(d as f64, &e);
-            row.push(show(&e, 3));
+            row.push(Cell::est(&e, 3));
             means.push(mean(&e));
         }
         let ratio = means[2] / means[1];
-        ratios.push(ratio);
-        row.push(num(ratio, 2));
+        goodput.push([means[1], means[2]]);
+        row.push(Cell::num(ratio, 2));
         // Forward-link utilization with RCP-NewReno (variant 1) and RCP-STP (variant 2).
         for (vi, utils) in [(1, &mut newreno_util), (2, &mut stp_util)] {
             let start = (di * VARIANTS.len() + vi) * per;
@@ -77,7 +79,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 .collect();
             let util = mean(&Estimate::from_sample(&util));
             utils.push(util);
-            row.push(num(util * 100.0, 0));
+            row.push(Cell::num(util * 100.0, 0));
         }
         rows.push(row);
     }
@@ -117,14 +119,46 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &series,
     )?;
     report.image("satellite", "satellite.svg");
-    report.claim(Claim::new(
+    report.claim(claim(&delays, &goodput, &newreno_util, &stp_util));
+    Ok(())
+}
+
+/// The satellite claim, from RCP-NewReno's and RCP-STP's mean goodput (Mb/s) at each delay
+/// (the forward link's utilization with each is reported beside it).
+fn claim(delays: &[u64], goodput: &[[f64; 2]], newreno_util: &[f64], stp_util: &[f64]) -> Claim {
+    let mut ev = Evidence::new();
+    ev.some("delays", goodput.len());
+    let ratios: Vec<f64> = delays
+        .iter()
+        .zip(goodput)
+        .map(|(d, [newreno, stp])| {
+            ev.num(&format!("RCP-STP at {d} ms"), *stp)
+                / ev.positive(&format!("RCP-NewReno at {d} ms"), *newreno)
+        })
+        .collect();
+    Claim::judged(
         "satellite-stp-well-above-newreno",
         "RCP-STP gets well above RCP-NewReno (at least 20 % more) at every delay",
         json!({"delay_ms": delays, "stp_over_newreno": ratios,
                "forward_utilization_with_newreno": newreno_util,
                "forward_utilization_with_stp": stp_util}),
         json!("RCP-STP much better than RCP-NewReno and TCP (Figure 5(c))"),
+        ev,
         ratios.iter().all(|r| *r >= 1.2),
-    ));
-    Ok(())
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::testing::{assert_unmeasured, fails_when_spoilt, NOT_FINITE};
+
+    #[test]
+    fn the_claim_fails_when_a_goodput_is_missing_zero_or_not_finite() {
+        let good = [0.8, 1.0, 0.6, 0.9];
+        let make = |x: &[f64]| claim(&[50, 250], &[[x[0], x[1]], [x[2], x[3]]], &[], &[]);
+        fails_when_spoilt(&good, 0..4, &NOT_FINITE, make);
+        fails_when_spoilt(&good, [0, 2], &[0.0], make);
+        assert_unmeasured(&claim(&[], &[], &[], &[]));
+    }
 }
