@@ -124,6 +124,11 @@ impl<P: Acceptor> Driver<P> {
         }
     }
 
+    /// Number of local slots (including closed ones).
+    pub fn locals(&self) -> usize {
+        self.locals.len()
+    }
+
     /// The bound address of local `index` (with the port the OS chose).
     pub fn local_addr(&self, index: usize) -> Option<SocketAddr> {
         self.locals.get(index)?.as_ref().map(|l| l.addr)

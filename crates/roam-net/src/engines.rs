@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{Acceptor, EndpointConnection, Outgoing, PathId, TokenKey, Unknown};
+use roam_proto::linkinfo::LinkInfo;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::tcp::{self, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
@@ -75,14 +76,39 @@ impl EndpointConnection for NetConn {
 pub const TCP_BUFFER: u64 = 4 << 20;
 
 /// The TCP-like configuration the runtime uses: larger buffers and segments than the
-/// simulator's defaults, for real links.
+/// simulator's defaults, for real links. A connection given facts about a wireless local link
+/// (`--link`) reports them to its peer (atl.txt §IV-A, last-link-heuristics.txt); without
+/// facts nothing is reported.
 pub fn tcp_config() -> TcpConfig {
     TcpConfig {
         mss: 1400,
         send_buffer: TCP_BUFFER,
         recv_buffer: TCP_BUFFER,
+        report_link_info: true,
         ..TcpConfig::default()
     }
+}
+
+/// A client's TCP-like connection (random conn id and ISN) with controller `cc`, given the
+/// facts of its local link if the user stated them.
+pub fn tcp_connect(
+    cc: CcKind,
+    now: Time,
+    link: Option<LinkInfo>,
+) -> Result<tcp::Connection, NetError> {
+    let isn = crate::random_u64()? % tcp::MAX_ISN;
+    let mut c = tcp::Connection::connect(
+        Arc::new(tcp_config()),
+        cc,
+        ConnId(crate::random_u64()?),
+        isn,
+        now,
+    )
+    .map_err(|e| NetError::Config(e.to_string()))?;
+    if let Some(info) = link {
+        c.set_link_info(now, info);
+    }
+    Ok(c)
 }
 
 /// The RCP configuration the runtime uses.
@@ -155,6 +181,64 @@ impl Acceptor for ServerAcceptor {
             Some(Ok(PacketType::Segment)) => self.tcp.refuse(now, datagram, out),
             Some(Ok(PacketType::Request)) => self.rcp.refuse(now, datagram, out),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use roam_wire::Segment;
+
+    use super::*;
+
+    /// Drives a client through the server acceptor's SYN-cookie handshake; returns the
+    /// client's datagrams (SYN, then the ACK completing the handshake).
+    fn handshake(link: Option<LinkInfo>) -> Vec<Vec<u8>> {
+        let now = Time::from_millis(1);
+        let key = TokenKey::new([7; 16]);
+        let mut client = tcp_connect(CcKind::NewReno, now, link).unwrap();
+        let mut acceptor = TcpAcceptor::new(Arc::new(tcp_config()), CcKind::NewReno).unwrap();
+        let mut sent = Vec::new();
+        let mut buf = Vec::new();
+        while client.poll_transmit(now, &mut buf).is_some() {
+            sent.push(buf.clone());
+        }
+        let mut reply = Vec::new();
+        let Unknown::Reply { len } = acceptor.on_unknown(now, &key, &1u8, &sent[0], &mut reply)
+        else {
+            panic!("no SYN-ACK");
+        };
+        client.handle_datagram(now, &reply[..len]).unwrap();
+        while client.poll_transmit(now, &mut buf).is_some() {
+            sent.push(buf.clone());
+        }
+        sent
+    }
+
+    #[test]
+    fn stated_link_facts_reach_the_tcp_engine_and_its_reports() {
+        let wireless = LinkInfo {
+            wireless: true,
+            loss_prob: 0.01,
+            per: 0.02,
+            one_way_delay: Duration::from_millis(20),
+            bandwidth_bps: 2_000_000,
+            ..LinkInfo::default()
+        };
+        let sent = handshake(Some(wireless));
+        assert!(sent.len() >= 2, "the handshake did not complete");
+        let ack = Segment::decode(sent.last().unwrap()).unwrap();
+        let report = ack.options.link_info.expect("link facts reported");
+        assert_eq!((report.p_w_ppm, report.d_w_us), (10_000, 20_000));
+        let last = ack.options.last_link.expect("last-link facts reported");
+        assert_eq!((last.bandwidth_bps, last.per_ppm), (2_000_000, 20_000));
+        // Without facts nothing is reported.
+        let plain = handshake(None);
+        for d in &plain {
+            let s = Segment::decode(d).unwrap();
+            assert!(s.options.link_info.is_none() && s.options.last_link.is_none());
         }
     }
 }

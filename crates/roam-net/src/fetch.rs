@@ -17,7 +17,7 @@ use roam_wire::ConnId;
 
 use crate::engines::rcp_config;
 use crate::store::{ObjectMeta, META_PREFIX};
-use crate::{random_u64, Clock, Driver, LocalSpec, NetConn, NetError};
+use crate::{random_u64, Clock, Driver, LinkTable, LocalSpec, NetConn, NetError};
 
 /// What to fetch, from where, how.
 #[derive(Debug, Clone)]
@@ -28,8 +28,9 @@ pub struct FetchPlan {
     pub servers: Vec<SocketAddr>,
     /// Local addresses (interfaces), tried in order.
     pub vias: Vec<LocalSpec>,
-    /// Receiver congestion controller.
+    /// Receiver congestion controller (RCP).
     pub cc: RcpCc,
+
     /// A connection that delivers nothing for this long is abandoned for another local
     /// address or server.
     pub stall: Duration,
@@ -37,6 +38,8 @@ pub struct FetchPlan {
     pub max_attempts: usize,
     /// RCP configuration.
     pub rcp: RcpConfig,
+    /// Facts about the local links, handed to each connection opened on them.
+    pub links: LinkTable,
 }
 
 impl FetchPlan {
@@ -50,6 +53,7 @@ impl FetchPlan {
             cc: RcpCc::default(),
             stall: Duration::from_secs(3),
             rcp: rcp_config(),
+            links: LinkTable::new(),
         }
     }
 }
@@ -85,7 +89,7 @@ pub struct FetchReport {
 }
 
 /// Where the bytes of a transfer go.
-trait Sink {
+pub(crate) trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
 }
 
@@ -151,10 +155,65 @@ impl Sink for Vec<u8> {
     }
 }
 
-struct FileSink {
+/// A download's part file, hashed as it is written.
+pub(crate) struct FileSink {
     file: File,
     path: PathBuf,
     hasher: blake3::Hasher,
+}
+
+impl FileSink {
+    /// Creates (truncates) the part file.
+    pub(crate) fn create(part: &Path) -> Result<FileSink, NetError> {
+        let file = File::create(part).map_err(|source| NetError::File {
+            path: part.display().to_string(),
+            source,
+        })?;
+        Ok(FileSink {
+            file,
+            path: part.to_path_buf(),
+            hasher: blake3::Hasher::new(),
+        })
+    }
+
+    /// Ends a download of `name` whose transfer returned `result` (bytes received): syncs
+    /// the part file and renames it to `out` if length and digest match `meta`; otherwise
+    /// removes it and returns why.
+    pub(crate) fn finish(
+        self,
+        name: &str,
+        result: Result<u64, NetError>,
+        meta: &ObjectMeta,
+        out: &Path,
+    ) -> Result<(), NetError> {
+        let part = self.path.clone();
+        let finish = result.and_then(|got| {
+            self.file.sync_all().map_err(|source| NetError::File {
+                path: part.display().to_string(),
+                source,
+            })?;
+            if got != meta.len {
+                return Err(NetError::Integrity {
+                    name: name.to_string(),
+                    reason: format!("received {got} bytes, the object has {}", meta.len),
+                });
+            }
+            if *self.hasher.finalize().as_bytes() != meta.digest {
+                return Err(NetError::Integrity {
+                    name: name.to_string(),
+                    reason: "BLAKE3 digest mismatch".into(),
+                });
+            }
+            std::fs::rename(&part, out).map_err(|source| NetError::File {
+                path: out.display().to_string(),
+                source,
+            })
+        });
+        if finish.is_err() {
+            let _ = std::fs::remove_file(&part);
+        }
+        finish
+    }
 }
 
 impl Sink for FileSink {
@@ -227,42 +286,9 @@ pub async fn fetch<F: FnMut(&Progress)>(
     s.route.per_path.clear();
 
     let part = part_path(out);
-    let file = File::create(&part).map_err(|source| NetError::File {
-        path: part.display().to_string(),
-        source,
-    })?;
-    let mut sink = FileSink {
-        file,
-        path: part.clone(),
-        hasher: blake3::Hasher::new(),
-    };
+    let mut sink = FileSink::create(&part)?;
     let result = s.transfer(&plan.name, meta.len, &mut sink).await;
-    let finish = result.and_then(|got| {
-        sink.file.sync_all().map_err(|source| NetError::File {
-            path: part.display().to_string(),
-            source,
-        })?;
-        if got != meta.len {
-            return Err(NetError::Integrity {
-                name: plan.name.clone(),
-                reason: format!("received {got} bytes, the object has {}", meta.len),
-            });
-        }
-        if *sink.hasher.finalize().as_bytes() != meta.digest {
-            return Err(NetError::Integrity {
-                name: plan.name.clone(),
-                reason: "BLAKE3 digest mismatch".into(),
-            });
-        }
-        std::fs::rename(&part, out).map_err(|source| NetError::File {
-            path: out.display().to_string(),
-            source,
-        })
-    });
-    if let Err(e) = finish {
-        let _ = std::fs::remove_file(&part);
-        return Err(e);
-    }
+    sink.finish(&plan.name, result, &meta, out)?;
     Ok(FetchReport {
         bytes: meta.len,
         digest: meta.digest,
@@ -273,7 +299,7 @@ pub async fn fetch<F: FnMut(&Progress)>(
 }
 
 /// `FILE.roam-part` beside `FILE`.
-fn part_path(out: &Path) -> PathBuf {
+pub(crate) fn part_path(out: &Path) -> PathBuf {
     let mut name = out.file_name().unwrap_or_default().to_os_string();
     name.push(".roam-part");
     out.with_file_name(name)
@@ -390,7 +416,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             .local_addr(via)
             .unwrap_or(self.plan.vias[via].addr);
         let now = self.driver.now();
-        let r = RcpReceiver::connect(
+        let mut r = RcpReceiver::connect(
             Arc::new(self.plan.rcp.clone()),
             self.plan.cc,
             ConnId(random_u64()?),
@@ -399,6 +425,9 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             now,
         )
         .map_err(NetError::Config)?;
+        if let Some(info) = self.plan.links.get(via_addr.ip()) {
+            r.set_link_info(now, &info);
+        }
         let path = PathAddrs {
             path: PathId::PRIMARY,
             local: via,

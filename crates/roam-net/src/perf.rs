@@ -1,21 +1,20 @@
 //! `roam perf`'s client side: goodput of one connection of each engine against a
-//! [`Server`](crate::Server) (RCP: a generated object; TCP-like: bytes written into the
-//! server's discard sink), for a byte count or a duration.
+//! [`Server`](crate::Server) (RCP: a generated object; TCP-like: a discard request, then
+//! bytes the server reads and drops), for a byte count or a duration.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::rcp::RcpCc;
 use roam_proto::tcp;
-use roam_wire::ConnId;
 
-use crate::engines::tcp_config;
+use crate::engines::tcp_connect;
 use crate::fetch::receive_generated;
 use crate::store::perf_byte;
-use crate::{random_u64, Clock, Driver, FetchPlan, NetConn, NetError};
+use crate::tcp_request::TcpRequest;
+use crate::{Clock, Driver, FetchPlan, NetConn, NetError};
 
 /// One measurement.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,9 +74,14 @@ pub async fn perf_tcp(
         NoAcceptor::default(),
     )?;
     let now = d.now();
-    let isn = random_u64()? % tcp::MAX_ISN;
-    let c = tcp::Connection::connect(Arc::new(tcp_config()), cc, ConnId(random_u64()?), isn, now)
-        .map_err(|e| NetError::Config(e.to_string()))?;
+    let mut c = tcp_connect(cc, now, None)?;
+    // The server reads and drops what follows this request (`docs/RUNTIME.md`, "TCP get").
+    let request = TcpRequest::Discard.encode();
+    if c.write(&request) < request.len() {
+        return Err(NetError::Config(
+            "the request does not fit the send buffer".into(),
+        ));
+    }
     let path = PathAddrs {
         path: PathId::PRIMARY,
         local: 0,

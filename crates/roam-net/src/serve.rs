@@ -3,25 +3,50 @@
 //! The RCP sender never blocks on the disk: it asks for byte ranges
 //! ([`RcpSender::poll_read`](roam_proto::rcp::RcpSender::poll_read)), the server reads them on
 //! tokio's blocking pool ([`DirStore::read_blocking`]) and supplies them when done.
+//!
+//! A TCP-like connection starts with a request ([`crate::tcp_request`]): `get` streams the
+//! object from a [`ReplySource`] (positioned reads as segments are encoded), `discard` reads
+//! and drops everything (`roam perf`).
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{EndpointConfig, EndpointEvent, Handle};
+use roam_proto::endpoint::{EndpointConfig, EndpointEvent, Handle, PathId};
 use roam_proto::rcp::ObjectStore;
 use roam_proto::tcp;
 use tokio::sync::{mpsc, Notify};
 
-use crate::{DirStore, Driver, LocalSpec, NetConn, NetError, ServerAcceptor};
+use crate::store::META_PREFIX;
+use crate::tcp_request::{encode_reply, ReplySource, RequestError, TcpRequest};
+use crate::{DirStore, Driver, LinkTable, LocalSpec, NetConn, NetError, ServerAcceptor};
 
 /// How often an idle server wakes up (it sleeps until a datagram or deadline otherwise).
 const IDLE_WAKE: Duration = Duration::from_secs(1);
 
 /// A completed host read: (connection, offset, bytes).
 type ReadDone = (Handle, u64, Vec<u8>);
+
+/// A TCP `get` whose object was looked up (and its digest computed, for metadata) off the
+/// driver's task: (connection, name, length if it exists).
+type Prepared = (Handle, Vec<u8>, Option<u64>);
+
+/// Where a TCP-like connection of the server stands.
+#[derive(Debug)]
+enum TcpServe {
+    /// Reading the request (the bytes so far).
+    Request(Vec<u8>),
+    /// The object is being looked up.
+    Preparing,
+    /// Streaming a reply of `total` stream bytes, `pushed` made available so far.
+    Streaming { total: u64, pushed: u64 },
+    /// Reading and dropping everything (`roam perf`), or finished: the server closes its
+    /// side when the client has.
+    Sink,
+}
 
 /// Serves a directory. See the crate docs for an example.
 pub struct Server {
@@ -31,6 +56,12 @@ pub struct Server {
     conns: Vec<Handle>,
     reads_tx: mpsc::UnboundedSender<ReadDone>,
     reads_rx: mpsc::UnboundedReceiver<ReadDone>,
+    /// TCP-like connections' application state.
+    tcp: HashMap<Handle, TcpServe>,
+    prepared_tx: mpsc::UnboundedSender<Prepared>,
+    prepared_rx: mpsc::UnboundedReceiver<Prepared>,
+    /// Facts about the server's local links, handed to the TCP-like connections it accepts.
+    links: LinkTable,
     waker: Arc<Notify>,
 }
 
@@ -53,7 +84,12 @@ impl Server {
         let shared: Arc<dyn ObjectStore> = store.clone();
         let driver = Driver::bind(locals, config, ServerAcceptor::new(shared, cc)?)?;
         let (reads_tx, reads_rx) = mpsc::unbounded_channel();
+        let (prepared_tx, prepared_rx) = mpsc::unbounded_channel();
         Ok(Server {
+            tcp: HashMap::new(),
+            links: LinkTable::new(),
+            prepared_tx,
+            prepared_rx,
             waker: driver.waker(),
             driver,
             store,
@@ -68,6 +104,13 @@ impl Server {
         self.driver.local_addr(index)
     }
 
+    /// Facts about the local links (by address): each TCP-like connection accepted on one
+    /// gets them (`set_link_info`), so its sender's controller can use them. RCP senders
+    /// are driven by their receivers and take none.
+    pub fn set_links(&mut self, links: LinkTable) {
+        self.links = links;
+    }
+
     /// The driver (counters, endpoint statistics).
     pub fn driver(&mut self) -> &mut Driver<ServerAcceptor> {
         &mut self.driver
@@ -75,9 +118,8 @@ impl Server {
 
     /// Serves until the task is dropped or aborted.
     ///
-    /// RCP connections serve objects; TCP-like connections are a discard sink (what
-    /// `roam perf` measures): their bytes are read and dropped, and the server closes its
-    /// side when the client has.
+    /// RCP connections serve objects; TCP-like connections serve an object or are a
+    /// discard sink (what `roam perf` measures), as their request says.
     pub async fn run(mut self) -> Result<(), NetError> {
         loop {
             self.step().await;
@@ -93,14 +135,28 @@ impl Server {
     }
 
     /// Takes the endpoint's events, supplies completed reads, starts the reads the senders
-    /// ask for, and drains the TCP-like sinks.
+    /// ask for, and serves the TCP-like connections.
     pub fn serve_connections(&mut self) {
+        let now = self.driver.now();
+        let local_addrs: Vec<Option<SocketAddr>> = (0..self.driver.locals())
+            .map(|i| self.driver.local_addr(i))
+            .collect();
         let ep = self.driver.endpoint();
         while let Some(ev) = ep.poll_event() {
             match ev {
-                EndpointEvent::Accepted(h) => self.conns.push(h),
+                EndpointEvent::Accepted(h) => {
+                    self.conns.push(h);
+                    let link = ep
+                        .path(h, PathId::PRIMARY)
+                        .and_then(|p| local_addrs.get(p.local).copied().flatten())
+                        .and_then(|a| self.links.get(a.ip()));
+                    if let (Some(info), Some(NetConn::Tcp(c))) = (link, ep.connection_mut(h)) {
+                        c.set_link_info(now, info);
+                    }
+                }
                 EndpointEvent::Removed { handle, reason, .. } => {
                     self.conns.retain(|h| *h != handle);
+                    self.tcp.remove(&handle);
                     tracing::debug!(?handle, ?reason, "connection removed");
                 }
             }
@@ -130,16 +186,90 @@ impl Server {
                     }
                 }
                 Some(NetConn::Tcp(c)) => {
+                    let state = self
+                        .tcp
+                        .entry(h)
+                        .or_insert_with(|| TcpServe::Request(Vec::new()));
+                    let mut eof = false;
+                    while let Some(ev) = c.poll_event() {
+                        eof |= ev == tcp::Event::Eof;
+                    }
                     sink.clear();
                     c.read(&mut sink, usize::MAX);
-                    while let Some(ev) = c.poll_event() {
-                        if ev == tcp::Event::Eof {
-                            c.close();
+                    if let TcpServe::Request(head) = state {
+                        head.extend_from_slice(&sink);
+                        match TcpRequest::decode(head) {
+                            Ok((TcpRequest::Discard, _)) => *state = TcpServe::Sink,
+                            Ok((TcpRequest::Get(name), _)) => {
+                                *state = TcpServe::Preparing;
+                                prepare(&self.store, &self.prepared_tx, &self.waker, h, name);
+                            }
+                            Err(RequestError::Incomplete) if !eof => {}
+                            Err(_) => {
+                                // Not a request (or cut short): close, send nothing.
+                                c.close();
+                                *state = TcpServe::Sink;
+                            }
                         }
+                    }
+                    if let TcpServe::Streaming { total, pushed } = state {
+                        *pushed += c.push(*total - *pushed);
+                        if *pushed >= *total {
+                            c.close();
+                            *state = TcpServe::Sink;
+                        }
+                    }
+                    if eof && matches!(state, TcpServe::Sink) {
+                        c.close();
                     }
                 }
                 _ => {}
             }
         }
+        while let Ok((h, name, len)) = self.prepared_rx.try_recv() {
+            let Some(NetConn::Tcp(c)) = ep.connection_mut(h) else {
+                continue;
+            };
+            let state = match len {
+                Some(len) => {
+                    let source = ReplySource::new(self.store.clone(), name, len);
+                    if c.set_source(Box::new(source)) {
+                        let total = ReplySource::stream_len(len);
+                        let pushed = c.push(total);
+                        TcpServe::Streaming { total, pushed }
+                    } else {
+                        c.close();
+                        TcpServe::Sink
+                    }
+                }
+                None => {
+                    c.write(&encode_reply(None));
+                    c.close();
+                    TcpServe::Sink
+                }
+            };
+            self.tcp.insert(h, state);
+        }
     }
+}
+
+/// Looks up the object a TCP `get` names on the blocking pool (a metadata object's digest may
+/// need the whole file read), then hands it back to the driver's task.
+fn prepare(
+    store: &Arc<DirStore>,
+    tx: &mpsc::UnboundedSender<Prepared>,
+    wake: &Arc<Notify>,
+    h: Handle,
+    name: Vec<u8>,
+) {
+    let (store, tx, wake) = (store.clone(), tx.clone(), wake.clone());
+    tokio::task::spawn_blocking(move || {
+        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
+            // Computes and caches the digest, so the source's reads do not.
+            let _ = store.meta(obj);
+        }
+        let len = store.object_len(&name);
+        let _ = tx.send((h, name, len));
+        wake.notify_one();
+    });
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_net::{fetch, Driver, FetchPlan, LocalSpec, NetConn, NetError, Server};
+use roam_net::{fetch, fetch_tcp, Driver, FetchPlan, LocalSpec, NetConn, NetError, Server};
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
@@ -332,4 +332,64 @@ async fn handshake_replies_never_amplify_and_keep_no_state() {
         0,
         "no state before the echo"
     );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_multi_megabyte_file_arrives_intact_over_tcp_get() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern(7 << 20, 5);
+    std::fs::write(dir.path().join("big.bin"), &data).unwrap();
+    let (addr, task) = serve(dir.path());
+    let out = dir.path().join("copy.bin");
+    let plan = FetchPlan::new("big.bin", vec![addr], vec![loopback()]);
+    let mut calls = 0u32;
+    let report = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| calls += 1))
+        .await
+        .expect("bounded")
+        .unwrap();
+    assert_eq!(report.bytes, data.len() as u64);
+    assert_eq!(
+        report.per_path,
+        vec![(report.per_path[0].0, addr, data.len() as u64)]
+    );
+    assert_eq!(*blake3::hash(&data).as_bytes(), report.digest);
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    assert!(!dir.path().join("copy.bin.roam-part").exists());
+    assert!(calls > 0, "no progress reported");
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tcp_get_of_a_missing_object_fails_at_once_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, task) = serve(dir.path());
+    let out = dir.path().join("none");
+    let plan = FetchPlan::new("../etc/passwd", vec![addr], vec![loopback()]);
+    let e = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap_err();
+    assert!(e.to_string().contains("no such object"), "{e}");
+    assert!(!out.exists());
+    assert!(!dir.path().join("none.roam-part").exists());
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tcp_get_continues_from_the_next_server_when_the_first_lacks_the_object() {
+    let (empty, full) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let data = pattern(1 << 20, 6);
+    std::fs::write(full.path().join("f"), &data).unwrap();
+    let (a, ta) = serve(empty.path());
+    let (b, tb) = serve(full.path());
+    let out = full.path().join("copy");
+    let plan = FetchPlan::new("f", vec![a, b], vec![loopback()]);
+    let report = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap();
+    assert_eq!(report.switches, 1);
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    ta.abort();
+    tb.abort();
 }

@@ -230,3 +230,53 @@ fn killing_the_server_in_use_does_not_stop_the_transfer() {
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert!(switches(&res) >= 1);
 }
+
+#[test]
+fn a_file_arrives_intact_over_tcp_on_each_interface_with_link_facts() {
+    let Some((mut bed, data)) = bed_with_file(4, "100mbit", 4 << 20) else {
+        return;
+    };
+    bed.serve(1);
+    bed.serve(2);
+    std::thread::sleep(Duration::from_millis(300));
+    for (via, server) in [
+        ("10.77.1.2", "10.77.3.2:7000"),
+        ("10.77.2.2", "10.77.4.2:7000"),
+    ] {
+        let out = bed.dir.path().join(format!("o-{via}"));
+        let link = format!("{via}:pw=0.01,dw=20ms,bw=100Mbps");
+        let args = ["f", "--server", server, "--via", via, "--protocol", "tcp"];
+        finish(bed.get(&[&args[..], &["--link", &link]].concat(), &out));
+        assert!(std::fs::read(&out).unwrap() == data, "via {via}");
+    }
+}
+
+#[test]
+fn killing_the_server_in_use_restarts_a_tcp_get_on_the_next_server() {
+    let Some((mut bed, data)) = bed_with_file(5, "20mbit", 12 << 20) else {
+        return;
+    };
+    let first = bed.serve(1);
+    bed.serve(2);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = bed.dir.path().join("o");
+    let args = [
+        "f",
+        "--server",
+        "10.77.3.2:7000",
+        "--server",
+        "10.77.4.2:7000",
+        "--via",
+        "10.77.1.2",
+        "--protocol",
+        "tcp",
+        "--stall",
+        "1",
+    ];
+    let child = bed.get(&args, &out);
+    wait_for_size(&bed.dir.path().join("o.roam-part"), 2 << 20);
+    bed.children[first].kill().unwrap();
+    let res = finish(child);
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    assert!(switches(&res) >= 1);
+}

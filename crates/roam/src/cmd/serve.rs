@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// Address and port to listen on (repeatable; port 0 picks a free port).
     #[arg(long, value_name = "ADDR:PORT", required = true)]
     pub listen: Vec<SocketAddr>,
+    /// Facts about a local link (repeatable): ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01 (add
+    /// `wired` for a wired hop); handed to the TCP-like connections accepted on that address.
+    #[arg(long, value_name = "ADDR:FACTS")]
+    pub link: Vec<String>,
     /// Output format of the startup line.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -40,7 +44,8 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     let rt = runtime()?;
     rt.block_on(async {
         let locals: Vec<LocalSpec> = args.listen.iter().copied().map(LocalSpec::addr).collect();
-        let server = Server::bind(&args.dir, &locals)?;
+        let mut server = Server::bind(&args.dir, &locals)?;
+        server.set_links(link_table(&args.link)?);
         let bound: Vec<String> = (0..locals.len())
             .filter_map(|i| server.local_addr(i))
             .map(|a| a.to_string())
@@ -59,6 +64,16 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         server.run().await?;
         Ok(())
     })
+}
+
+/// The `--link` entries as a table; a malformed one is a usage error.
+pub fn link_table(entries: &[String]) -> Result<roam_net::LinkTable> {
+    let mut t = roam_net::LinkTable::new();
+    for e in entries {
+        t.parse_entry(e)
+            .map_err(|why| CliError::Usage(format!("--link: {why}")))?;
+    }
+    Ok(t)
 }
 
 /// A single-threaded tokio runtime (the driver is one task; the readers are light).

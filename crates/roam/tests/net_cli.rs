@@ -1,0 +1,136 @@
+//! `roam serve` and `roam get` as processes over loopback: what a user runs. Every wait is
+//! bounded; the server is killed by a guard, also on failure; nothing asserts on speed.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+
+/// A running `roam serve`, killed on drop.
+struct Served {
+    child: Child,
+    addr: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Serves `dir` on a free loopback port; returns once it reported its address.
+fn serve(dir: &Path) -> Served {
+    let mut child = Command::new(ROAM)
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    let addr = v["listening"][0].as_str().expect("an address").to_string();
+    Served { child, addr }
+}
+
+fn data(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i * 7 % 256) as u8 ^ (i >> 12) as u8)
+        .collect()
+}
+
+#[test]
+fn get_over_tcp_moves_a_multi_megabyte_file_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(5 << 20);
+    std::fs::write(srv.join("f.bin"), &bytes).unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("copy.bin");
+    let o = Command::new(ROAM)
+        .args([
+            "get",
+            "f.bin",
+            "--server",
+            &served.addr,
+            "--protocol",
+            "tcp",
+        ])
+        .args(["--format", "json", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["bytes"], bytes.len() as u64);
+    assert_eq!(v["blake3"], blake3::hash(&bytes).to_hex().as_str());
+    assert!(std::fs::read(&out).unwrap() == bytes, "content differs");
+}
+
+#[test]
+fn get_over_tcp_of_a_missing_object_fails_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve(dir.path());
+    let out = dir.path().join("nothing");
+    let o = Command::new(ROAM)
+        .args([
+            "get",
+            "absent",
+            "--server",
+            &served.addr,
+            "--protocol",
+            "tcp",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no such object"), "{err}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(300_000);
+    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("copy");
+    for protocol in ["rcp", "tcp"] {
+        let o = Command::new(ROAM)
+            .args(["get", "f", "--server", &served.addr, "--via", "127.0.0.1"])
+            .args(["--link", "127.0.0.1:pw=0.01,dw=20ms,bw=2Mbps,per=0.01"])
+            .args(["--protocol", protocol, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::read(&out).unwrap() == bytes, "content differs");
+    }
+    let o = Command::new(ROAM)
+        .args([
+            "get",
+            "f",
+            "--server",
+            &served.addr,
+            "--link",
+            "127.0.0.1:pw=2",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--link: pw=2"));
+}
