@@ -151,6 +151,8 @@ impl Net {
     }
 
     fn flush_receiver(&mut self) {
+        // The application reads first: reading frees buffer space for new requests.
+        self.rx.read(&mut self.received, usize::MAX);
         let mut buf = Vec::new();
         while let Some((path, _)) = self.rx.poll_transmit(self.now, &mut buf) {
             let i = path.0 as usize;
@@ -164,7 +166,6 @@ impl Net {
         while let Some(ev) = self.rx.poll_event() {
             self.events.push((self.now, ev));
         }
-        self.rx.read(&mut self.received, usize::MAX);
     }
 
     fn flush_server(&mut self, path: usize, conn: ConnId) {
