@@ -90,6 +90,31 @@ fn two_pipes_to_two_servers_aggregate_their_bandwidth() {
     assert!(t < 5.5, "completion {t} s");
 }
 
+/// §4.4.3's policy: a secondary pipe takes only the tokens the primary leaves. Whatever order
+/// the scheduler visits the pipes in, the primary gets its tokens and the connection keeps to
+/// the target rate (a secondary refused its turn once ended the whole round and stalled it).
+#[test]
+fn a_secondary_pipe_under_a_token_policy_does_not_stall_the_connection() {
+    let link = "rate = \"1Mbps\"\ndelay = \"10ms\"\nqueue = \"50p\"";
+    let flows = two_pipes("r2cp", "1MB").replace(
+        "[[flow.r2cp.pipe]]\niface = 1\nserver = \"server2\"\n",
+        "policy_rate = \"720kbps\"\n[[flow.r2cp.pipe]]\niface = 1\nserver = \"server2\"\nrole = \"secondary\"\n",
+    );
+    // `policy_rate` belongs to [flow.r2cp]: move it before the first pipe.
+    let flows = flows.replace("policy_rate = \"720kbps\"\n", "").replace(
+        "scheme = \"r2cp\"\n",
+        "scheme = \"r2cp\"\npolicy_rate = \"720kbps\"\n",
+    );
+    assert!(flows.contains("role = \"secondary\""));
+    let r = run(&scenario(1, link, link, &flows, ""));
+    let f = flow(&r, "f");
+    assert_eq!(f.integrity_errors, 0);
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    let t = f.completion_s.expect("completes");
+    // 8 Mb at 720 kb/s is 11.1 s.
+    assert!((10.5..12.5).contains(&t), "completion {t} s");
+}
+
 #[test]
 fn break_before_make_and_a_server_failure_keep_the_object_intact() {
     let wifi = "rate = \"4Mbps\"\ndelay = \"10ms\"\nqueue = \"50p\"";

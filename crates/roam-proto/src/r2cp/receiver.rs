@@ -556,20 +556,25 @@ impl R2cpReceiver {
         idx
     }
 
+    /// Whether slot `i` is a secondary pipe that must leave the tokens for `len` bytes to a
+    /// primary pipe that has room now (§4.4.3: "the secondary pipe (RCP-2) is allowed to
+    /// consume only tokens not used by the first pipe (RCP-1)").
+    fn secondary_waits(&self, i: usize, len: u64) -> bool {
+        self.policy.is_some()
+            && self.slots[i].spec.role == PipeRole::Secondary
+            && self.slots.iter().any(|s| {
+                s.spec.role == PipeRole::Primary && Self::usable(s) && s.pipe.has_room(len)
+            })
+    }
+
     /// Takes tokens for `len` bytes bound to slot `i`, if the policy allows (§4.4.3).
     fn take_tokens(&mut self, now: Time, i: usize, len: u64) -> bool {
+        if self.secondary_waits(i, len) {
+            return false;
+        }
         let Some(bucket) = self.policy.as_mut() else {
             return true;
         };
-        if self.slots[i].spec.role == PipeRole::Secondary {
-            // Only tokens the primary leaves: none while a primary pipe could take them.
-            let primary_room = self.slots.iter().any(|s| {
-                s.spec.role == PipeRole::Primary && Self::usable(s) && s.pipe.has_room(len)
-            });
-            if primary_room {
-                return false;
-            }
-        }
         if bucket.take(now, len) {
             true
         } else {
@@ -735,6 +740,11 @@ impl R2cpReceiver {
                     continue;
                 };
                 if ue > self.slots[i].snd_wnd || !self.fits_buffer(i, ue) {
+                    continue;
+                }
+                // A secondary visited before a primary with room leaves the tokens to it; the
+                // primary's turn comes later in this round.
+                if self.secondary_waits(i, ue - us) {
                     continue;
                 }
                 if !self.take_tokens(now, i, ue - us) {
