@@ -227,8 +227,8 @@ pub(super) fn blackout(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     report.table(
         &[
             "dark seconds with no in-order delivery",
-            "secondary's arrivals while dark (Mb/s)",
             "mean in-order goodput while dark (Mb/s)",
+            "secondary's arrivals while dark (Mb/s)",
             "of the secondary alone (%)",
             "primary carries data again after (s)",
         ],

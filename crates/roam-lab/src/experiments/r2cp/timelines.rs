@@ -196,7 +196,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
          arrives intact",
         json!({"new_pipe_up_s": bbm.1, "resume_after_up_ms": wait * 1000.0, "intact": bbm.3}),
         json!("the outstanding requests of the old pipe are reassigned to the new pipe (§4.1.4, §4.2)"),
-        wait.is_finite() && wait >= 0.0 && wait <= NEW_RTT_S + 0.010 && bbm.3,
+        (0.0..=NEW_RTT_S + 0.010).contains(&wait) && bbm.3,
     ));
     report.claim(Claim::new(
         "migration-intact-no-rerequest",
