@@ -8,7 +8,10 @@
 //!
 //! A host loop, here with both ends in one process and a perfect 10 ms wire: hand each
 //! datagram to the peer, fire timers at their deadlines, let the applications write and read.
-//! A real host does the same with sockets and a monotonic clock.
+//! A real host does the same with sockets and a monotonic clock, and draws the connection id,
+//! the initial sequence number and the server's [`endpoint::TokenKey`] from its RNG. The
+//! server holds no state until the client's first segment echoes its SYN cookie: datagrams
+//! for no connection go to a [`tcp::TcpAcceptor`].
 //!
 //! ```
 //! use std::collections::VecDeque;
@@ -16,14 +19,18 @@
 //! use std::time::Duration;
 //!
 //! use roam_proto::cc::CcKind;
-//! use roam_proto::tcp::{Connection, Event, TcpConfig};
+//! use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+//! use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig};
 //! use roam_proto::Time;
 //! use roam_wire::ConnId;
 //!
 //! let cfg = Arc::new(TcpConfig::default());
 //! let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
 //! let mut now = Time::ZERO;
-//! let mut client = Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(1), now).unwrap();
+//! let (isn, key) = (0x2545_f491_4f6c_dd1d, TokenKey::new(*b"a random secret!"));
+//! let mut client =
+//!     Connection::connect(cfg.clone(), CcKind::NewReno, ConnId(1), isn, now).unwrap();
+//! let mut acceptor = TcpAcceptor::new(cfg.clone(), CcKind::NewReno).unwrap();
 //! let mut server: Option<Connection> = None;
 //! // Datagrams on the wire: (arrival time, to the server?, bytes).
 //! let mut wire: VecDeque<(Time, bool, Vec<u8>)> = VecDeque::new();
@@ -58,8 +65,15 @@
 //!             match (to_server, server.as_mut()) {
 //!                 (true, Some(s)) => s.handle_datagram(now, &bytes).unwrap(),
 //!                 (true, None) => {
-//!                     let s = Connection::accept(cfg.clone(), CcKind::NewReno, now, &bytes);
-//!                     server = Some(s.unwrap());
+//!                     let mut reply = Vec::new();
+//!                     match acceptor.on_unknown(now, &key, "client", &bytes, &mut reply) {
+//!                         Unknown::Accept(s) => server = Some(s),
+//!                         Unknown::Reply { len } | Unknown::Reset { len } => {
+//!                             reply.truncate(len);
+//!                             wire.push_back((now + Duration::from_millis(10), false, reply));
+//!                         }
+//!                         Unknown::Drop => {}
+//!                     }
 //!                 }
 //!                 (false, _) => client.handle_datagram(now, &bytes).unwrap(),
 //!             }

@@ -2,8 +2,10 @@
 //! receiver's application reads, the host freezes and thaws the connection, timers are handled
 //! early or late, link facts arrive with any values and corruption reports name any offset; the
 //! sender's application changes what it makes available; the clock may step backwards; the
-//! network delivers, drops, duplicates and reorders datagrams at random. Whatever happens, the
-//! receiver has read a prefix of the object (of the range it asked for).
+//! network delivers, drops, duplicates and reorders datagrams at random; the sender's store
+//! may read through the host, which completes its reads in any order and at any time.
+//! Whatever happens, the receiver has read a prefix of the object (of the range it asked for),
+//! and no stateless answer of the sender's host is larger than the datagram it answers.
 
 mod chaos;
 mod rcp_support;
@@ -12,11 +14,29 @@ use std::sync::Arc;
 
 use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
-use rcp_support::{object_bytes, MapStore};
+use rcp_support::{object_bytes, test_key, MapStore, RECEIVER_ADDR};
 use roam_proto::cc::CcKind;
-use roam_proto::rcp::{reset_for, RcpCc, RcpConfig, RcpReceiver, RcpSender, ResetLimiter};
+use roam_proto::endpoint::{Acceptor, Unknown};
+use roam_proto::rcp::{
+    ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpReceiver, RcpSender, ResetLimiter,
+};
 use roam_proto::Time;
 use roam_wire::ConnId;
+
+/// The objects, read in memory or (`host`) only through the host.
+struct Store {
+    map: MapStore,
+    host: bool,
+}
+
+impl ObjectStore for Store {
+    fn object_len(&self, name: &[u8]) -> Option<u64> {
+        self.map.object_len(name)
+    }
+    fn read_now(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
+        !self.host && self.map.read_now(name, offset, len, out)
+    }
+}
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -36,6 +56,9 @@ enum Op {
     Corrupted(u64),
     /// The sender's application makes the object available up to this offset (or all).
     Available(Option<u64>),
+    /// The sender's host completes one of its reads in progress (chosen modulo their
+    /// number), supplying at most `.1` bytes of it.
+    Supply(usize, usize),
 }
 
 fn op(len: u64) -> impl Strategy<Value = Op> {
@@ -49,6 +72,8 @@ fn op(len: u64) -> impl Strategy<Value = Op> {
         1 => any_link().prop_map(Op::LinkInfo),
         1 => prop_oneof![0..len + 2, any::<u64>()].prop_map(Op::Corrupted),
         1 => proptest::option::of(0..len + 2).prop_map(Op::Available),
+        4 => (any::<usize>(), prop_oneof![Just(usize::MAX), 0usize..3000])
+            .prop_map(|(i, n)| Op::Supply(i, n)),
     ]
 }
 
@@ -75,6 +100,8 @@ proptest! {
         status_interval_ms in prop_oneof![Just(0u64), 1u64..300],
         idle_timeout_ms in prop_oneof![Just(900_000u64), Just(0), 1u64..5_000],
         resets_per_second in prop_oneof![Just(200u32), Just(0), 1u32..5],
+        host_reads in any::<bool>(),
+        read_ahead in prop_oneof![Just(65_536u64), 0u64..5000],
     ) {
         let config = Arc::new(RcpConfig {
             eln,
@@ -82,12 +109,17 @@ proptest! {
             sender_window,
             status_interval_ms,
             idle_timeout_ms,
+            read_ahead,
             ..RcpConfig::default()
         });
         let object = object_bytes(len as usize);
-        let mut store = MapStore::default();
-        store.0.insert(b"obj".to_vec(), object.clone());
-        let store: Arc<MapStore> = Arc::new(store);
+        let mut map = MapStore::default();
+        map.0.insert(b"obj".to_vec(), object.clone());
+        let store = Arc::new(Store { map, host: host_reads });
+        let mut acceptor = RcpAcceptor::new(config.clone(), store.clone());
+        let key = test_key();
+        // The host's reads in progress: (offset, bytes).
+        let mut reads: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut now = Time::from_millis(5);
         let mut rx = RcpReceiver::connect(config.clone(), cc, ConnId(9), b"obj", range, now)
             .expect("valid config");
@@ -116,6 +148,7 @@ proptest! {
                     }
                     if tx.as_ref().is_some_and(RcpSender::is_expired) {
                         tx = None;
+                        reads.clear();
                     }
                 }
                 Op::Wire(w) => {
@@ -124,15 +157,26 @@ proptest! {
                             let _ = rx.handle_datagram(now, &bytes);
                         } else if let Some(s) = tx.as_mut() {
                             let _ = s.handle_datagram(now, &bytes);
-                        } else if let Ok(mut s) =
-                            RcpSender::accept(&config, store.clone(), now, &bytes)
-                        {
-                            s.set_available(available);
-                            tx = Some(s);
-                        } else if reset_for(now, &bytes, &mut buf).is_some() && resets.allow(now) {
-                            // No connection here (it expired): the host answers with a reset,
-                            // within its budget.
-                            wire.push((false, buf.clone()));
+                        } else {
+                            // No connection here (never opened, or expired): the acceptor.
+                            match acceptor.on_unknown(now, &key, RECEIVER_ADDR, &bytes, &mut buf) {
+                                Unknown::Drop => {}
+                                Unknown::Reply { len } => {
+                                    prop_assert!(len <= bytes.len(), "reply larger than cause");
+                                    wire.push((false, buf[..len].to_vec()));
+                                }
+                                Unknown::Reset { len } => {
+                                    prop_assert!(len <= bytes.len(), "reset larger than cause");
+                                    if resets.allow(now) {
+                                        wire.push((false, buf[..len].to_vec()));
+                                    }
+                                }
+                                Unknown::Accept(mut s) => {
+                                    s.set_available(available);
+                                    reads.clear();
+                                    tx = Some(s);
+                                }
+                            }
                         }
                     }
                 }
@@ -142,6 +186,15 @@ proptest! {
                     available = a;
                     if let Some(s) = tx.as_mut() {
                         s.set_available(a);
+                    }
+                }
+                Op::Supply(i, n) => {
+                    if !reads.is_empty() {
+                        let (offset, mut bytes) = reads.remove(i % reads.len());
+                        bytes.truncate(n);
+                        if let Some(s) = tx.as_mut() {
+                            s.supply(offset, &bytes);
+                        }
                     }
                 }
             }
@@ -154,6 +207,15 @@ proptest! {
                 while s.poll_transmit(now, &mut buf).is_some() {
                     wire.push((false, buf.clone()));
                 }
+                while let Some(r) = s.poll_read() {
+                    let mut bytes = Vec::new();
+                    store.map.copy(s.object_name(), r.offset, r.len, &mut bytes);
+                    reads.push((r.offset, bytes));
+                }
+                prop_assert!(
+                    s.buffered_bytes() as u64 <= read_ahead.max(1000) + 1000,
+                    "the sender holds {} bytes", s.buffered_bytes()
+                );
             }
             // The receiver has read a prefix of the range it asked for.
             let start = range.0 as usize;

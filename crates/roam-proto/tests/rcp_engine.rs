@@ -277,11 +277,11 @@ mod hostile_input {
     use std::sync::Arc;
 
     use proptest::prelude::*;
-    use roam_proto::rcp::{RcpCc, RcpConfig, RcpReceiver, RcpSender};
+    use roam_proto::rcp::{RcpCc, RcpConfig, RcpReceiver};
     use roam_proto::Time;
     use roam_wire::{ConnId, Data, Flags, PullBlock, Request, RequestMode, UNKNOWN_LENGTH};
 
-    use super::rcp_support::MapStore;
+    use super::rcp_support::{open_pair, MapStore};
 
     fn block() -> impl Strategy<Value = PullBlock> {
         (any::<u32>(), any::<u64>(), any::<u64>()).prop_map(|(id, a, b)| PullBlock {
@@ -305,13 +305,11 @@ mod hostile_input {
         ) {
             let mut store = MapStore::default();
             store.0.insert(b"o".to_vec(), vec![7; 5000]);
-            let config = RcpConfig::default();
-            let mut syn = Vec::new();
+            let config = Arc::new(RcpConfig::default());
             let mut rx = RcpReceiver::connect(
-                Arc::new(config.clone()), RcpCc::default(), ConnId(5), b"o", (0, UNKNOWN_LENGTH), Time::ZERO,
+                config.clone(), RcpCc::default(), ConnId(5), b"o", (0, UNKNOWN_LENGTH), Time::ZERO,
             ).unwrap();
-            rx.poll_transmit(Time::ZERO, &mut syn).unwrap();
-            let mut tx = RcpSender::accept(&config, Arc::new(store), Time::ZERO, &syn).unwrap();
+            let mut tx = open_pair(&config, Arc::new(store), &mut rx, Time::ZERO);
             let mut now = Time::ZERO;
             let mut buf = Vec::new();
             for (flags, mode, req, deq, blocks) in reqs {
@@ -322,6 +320,7 @@ mod hostile_input {
                 let r = Request {
                     conn_id: ConnId(5), flags: Flags(flags & 0x1f), mode: RequestMode(mode), req, deq,
                     ts_val: 1, ts_ecr: 0, nblocks: blocks.len() as u8, blocks: arr, object: b"",
+                    token: None,
                 };
                 let mut bytes = Vec::new();
                 r.encode(&mut bytes);
@@ -337,7 +336,8 @@ mod hostile_input {
                 let payload = vec![1u8; len];
                 let d = Data {
                     conn_id: ConnId(5), flags: Flags(flags & 0x1f), seq: seq.min(u64::MAX - 2000), window,
-                    object_len: Some(window), ts_val: 3, ts_ecr: 1, pull_id, payload: &payload,
+                    object_len: Some(window), ts_val: 3, ts_ecr: 1, pull_id, token: None,
+                    payload: &payload,
                 };
                 let mut bytes = Vec::new();
                 d.encode(&mut bytes);
@@ -383,8 +383,10 @@ fn a_receiver_whose_sender_vanishes_gives_up_at_its_retry_limit() {
 }
 
 /// Sender expiry (our addition, docs/RCP.md): a sender that hears nothing for the idle timeout
-/// expires; the host answers the receiver's next request with a reset, which ends it at once
-/// instead of after its retry limit.
+/// expires; the host answers the receiver's requests with a reset — the first one at least as
+/// long as a reset (a pull, after the receiver's next timeout: plain requests are shorter, and
+/// a host never answers an unvalidated address with more than it sent) — which ends it long
+/// before its retry limit.
 #[test]
 fn a_silent_receiver_lets_the_sender_expire_and_a_later_request_is_reset() {
     let config = RcpConfig {
@@ -412,14 +414,17 @@ fn a_silent_receiver_lets_the_sender_expire_and_a_later_request_is_reset() {
     assert!(tx.poll_transmit(deadline, &mut buf).is_none());
     assert!(tx.handle_datagram(deadline, &request).is_err());
 
-    let mut rst = Vec::new();
-    reset_for(deadline, &request, &mut rst).expect("a request gets a reset");
-    net.rx
-        .handle_datagram(deadline, &rst)
-        .expect("the receiver's connection");
+    // The host drops it; the receiver's requests now reach the acceptor.
+    net.tx = None;
+    net.now = deadline;
+    net.run_until(deadline + Duration::from_secs(30));
     assert_eq!(net.rx.state(), RxState::Closed);
-    let events: Vec<_> = std::iter::from_fn(|| net.rx.poll_event()).collect();
-    assert!(events.contains(&RcpEvent::Reset), "{events:?}");
+    assert!(net.events.contains(&RcpEvent::Reset), "{:?}", net.events);
+    assert!(net.stateless.1 >= 1, "a reset was sent");
+    assert!(
+        net.rx.pipe().rtt().backoff_count() <= 2,
+        "long before the retry limit"
+    );
 }
 
 /// After answering a FIN the sender lingers for two maximum RTOs, answering a repeated FIN
@@ -481,7 +486,7 @@ fn requests_and_syns_are_answered_with_a_reset_but_resets_are_not() {
     assert_eq!(net.rx.state(), RxState::Closed);
     assert!(reset_for(Time::ZERO, b"", &mut buf).is_none());
     assert!(reset_for(Time::ZERO, &[0xff; 40], &mut buf).is_none());
-    // A plain request: the reset names its connection and echoes its timestamp.
+    // A plain request is shorter than a reset: no answer to an unvalidated address.
     let req = Request::decode(&syn).expect("request");
     let mut plain = Vec::new();
     Request {
@@ -489,7 +494,26 @@ fn requests_and_syns_are_answered_with_a_reset_but_resets_are_not() {
         ..req
     }
     .encode(&mut plain);
-    let n = reset_for(Time::from_millis(9), &plain, &mut buf).expect("reset");
+    assert!(plain.len() < n);
+    assert!(reset_for(Time::ZERO, &plain, &mut buf).is_none());
+    // A pull request is not: the reset names its connection and echoes its timestamp.
+    let mut pull = Vec::new();
+    let mut blocks = req.blocks;
+    blocks[0] = roam_wire::PullBlock {
+        id: 1,
+        start: 0,
+        end: 1000,
+    };
+    Request {
+        flags: Flags::ACK,
+        mode: RequestMode::PULL,
+        nblocks: 1,
+        blocks,
+        ..req
+    }
+    .encode(&mut pull);
+    let n = reset_for(Time::from_millis(9), &pull, &mut buf).expect("reset");
+    assert!(n <= pull.len());
     let d = Data::decode(&buf[..n]).expect("a DATA datagram");
     assert_eq!(d.conn_id, req.conn_id);
     assert_eq!(d.flags, Flags::RST);
@@ -502,4 +526,30 @@ fn requests_and_syns_are_answered_with_a_reset_but_resets_are_not() {
     }
     .encode(&mut rst_req);
     assert!(reset_for(Time::ZERO, &rst_req, &mut buf).is_none());
+}
+
+/// The endpoint's view of a transfer (`EndpointConnection`): one connection id on the primary
+/// path each; the receiver is drained once closed with everything read and every event taken,
+/// the sender once it expired; memory bounds follow the configuration.
+#[test]
+fn both_ends_serve_the_endpoint_contract() {
+    use roam_proto::endpoint::{EndpointConnection, PathId};
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 20_000, DELAY);
+    let mut ids = Vec::new();
+    net.rx.conn_ids(&mut ids);
+    assert_eq!(ids, [(net.rx.conn_id(), PathId::PRIMARY)]);
+    assert!(!net.rx.is_drained());
+    assert!(net.rx.memory_bound() >= 2 * RcpConfig::default().recv_buffer as usize);
+    net.run_until(secs(10));
+    assert!(net.done());
+    assert!(net.rx.is_drained(), "closed, read and polled");
+    let tx = net.tx.as_mut().expect("sender");
+    ids.clear();
+    tx.conn_ids(&mut ids);
+    assert_eq!(ids, [(tx.conn_id(), PathId::PRIMARY)]);
+    assert!(!tx.is_drained(), "lingering after the FIN");
+    let linger = EndpointConnection::poll_timeout(tx).expect("linger");
+    EndpointConnection::handle_timeout(tx, linger);
+    assert!(tx.is_drained());
+    assert!(tx.memory_bound() < 200_000);
 }

@@ -1,6 +1,8 @@
 //! Property test: under random loss, reordering, duplication and blackouts in both
 //! directions, an RCP receiver delivers every byte of the object exactly once, in order,
-//! unchanged (cumulative and pull modes, NewReno and RCP-STP, with and without ELN).
+//! unchanged (cumulative and pull modes, NewReno and RCP-STP, with and without ELN), also when
+//! the sender's store reads through its host, which answers after a delay (a file read by a
+//! runtime).
 
 mod rcp_support;
 
@@ -95,10 +97,15 @@ proptest! {
         len in 1usize..150_000,
         stp in any::<bool>(),
         eln in any::<bool>(),
+        host_read_ms in proptest::option::of(0u64..40),
+        read_ahead in prop_oneof![Just(65_536u64), 0u64..8000],
     ) {
-        let config = RcpConfig { eln, ..RcpConfig::default() };
+        let config = RcpConfig { eln, read_ahead, ..RcpConfig::default() };
         let cc = if stp { RcpCc::Stp } else { RcpCc::default() };
         let mut net = impaired(config, cc, len, seed, fwd, rev);
+        if let Some(ms) = host_read_ms {
+            net = net.with_host_reads(Duration::from_millis(ms));
+        }
         check_intact(&mut net, len, 2_000)?;
     }
 }
@@ -121,6 +128,7 @@ proptest! {
         sender_segments in proptest::option::of(1u64..40),
         read_budget in 1usize..6000,
         produce_per_ms in proptest::option::of(1u64..3000),
+        host_read_ms in proptest::option::of(0u64..40),
     ) {
         let config = RcpConfig {
             mss,
@@ -130,6 +138,9 @@ proptest! {
         };
         let cc = if stp { RcpCc::Stp } else { RcpCc::default() };
         let mut net = impaired(config, cc, len, seed, fwd, rev);
+        if let Some(ms) = host_read_ms {
+            net = net.with_host_reads(Duration::from_millis(ms));
+        }
         net.read_budget = read_budget;
         if let Some(rate) = produce_per_ms {
             net.sender_available = Some(0);

@@ -2,7 +2,9 @@
 //! write, read, close, abort, see timers fire early or late, get link reports with any values
 //! and corruption reports for any datagram, while the clock may even step backwards and the
 //! "network" delivers, drops, duplicates and reorders datagrams at random. Whatever happens,
-//! each end has read a prefix of what the other wrote.
+//! each end has read a prefix of what the other wrote. The server side opens through the
+//! stateless handshake ([`TcpAcceptor`]), and the client's ISN is drawn anywhere up to
+//! [`MAX_ISN`], its edges included, so streams run up to the top of the ISN range.
 
 mod chaos;
 
@@ -11,7 +13,8 @@ use std::sync::Arc;
 use chaos::{any_link, clock_step, wire_op, AnyLink, WireOp};
 use proptest::prelude::*;
 use roam_proto::cc::CcKind;
-use roam_proto::tcp::{Connection, LastLinkConfig, RecoveryMode, TcpConfig};
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::tcp::{Connection, LastLinkConfig, RecoveryMode, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -85,6 +88,8 @@ proptest! {
         last_link in any::<bool>(),
         report_link_info in any::<bool>(),
         recv_segments in 1u64..40,
+        isn in prop_oneof![Just(0u64), Just(MAX_ISN), MAX_ISN - 100_000..=MAX_ISN, 0..=MAX_ISN],
+        key in any::<[u8; 16]>(),
     ) {
         let cfg = Arc::new(TcpConfig {
             sack,
@@ -98,7 +103,9 @@ proptest! {
         });
         let mut now = Time::from_millis(5);
         let mut ends = [End::empty(), End::empty()]; // [client, server]
-        ends[0].conn = Some(Connection::connect(cfg.clone(), cc, ConnId(7), now).expect("valid"));
+        ends[0].conn = Some(Connection::connect(cfg.clone(), cc, ConnId(7), isn, now).expect("valid"));
+        let mut acceptor = TcpAcceptor::new(cfg.clone(), cc).expect("valid");
+        let key = TokenKey::new(key);
         // In flight: (to the server?, bytes).
         let mut wire: Vec<(bool, Vec<u8>)> = Vec::new();
         let mut buf = Vec::new();
@@ -141,7 +148,14 @@ proptest! {
                                 let _ = conn.handle_datagram(now, &bytes);
                             }
                             None if to_server => {
-                                e.conn = Connection::accept(cfg.clone(), cc, now, &bytes).ok();
+                                match acceptor.on_unknown(now, &key, "client", &bytes, &mut buf) {
+                                    Unknown::Accept(c) => e.conn = Some(c),
+                                    Unknown::Reply { len } | Unknown::Reset { len } => {
+                                        prop_assert!(len <= bytes.len(), "an answer larger than its cause");
+                                        wire.push((false, buf[..len].to_vec()));
+                                    }
+                                    Unknown::Drop => {}
+                                }
                             }
                             None => {}
                         }

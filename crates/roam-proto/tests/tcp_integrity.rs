@@ -51,6 +51,12 @@ fn check_transfer(p: &mut Pair, len: usize, seed: u64, limit: f64) -> Result<(),
     p.transfer(&d, limit);
     prop_assert_eq!(p.received.len(), d.len());
     prop_assert!(p.received == d, "delivered bytes differ from sent bytes");
+    // A sender of full segments never meets the receiver's bound on out-of-order pieces.
+    let refused = p
+        .server
+        .as_ref()
+        .map_or(0, |s| s.receiver().refused_pieces());
+    prop_assert_eq!(refused, 0, "out-of-order pieces refused");
     Ok(())
 }
 

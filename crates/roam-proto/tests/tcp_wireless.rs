@@ -14,16 +14,19 @@ use support::{data, Pair};
 
 const MSS: usize = 1000;
 
-/// Byte offset (sequence number) of the `n`-th data segment (0-based; data starts at seq 1).
+/// Offset from the client's (random) ISN of the `n`-th data segment (0-based; data starts one
+/// past the ISN).
 fn seq_of(n: u64) -> u64 {
     1 + n * MSS as u64
 }
 
-/// Drops the first transmission of the data segments starting at `seqs` (client → server) and
-/// returns the dropped datagrams, so that a test can report them as corrupted.
+/// Drops the first transmission of the data segments starting at `seqs` (offsets from the
+/// client's ISN, client → server) and returns the dropped datagrams, so that a test can report
+/// them as corrupted.
 fn drop_once(pair: &mut Pair, seqs: &[u64]) -> Rc<RefCell<Vec<Vec<u8>>>> {
     let dropped = Rc::new(RefCell::new(Vec::new()));
-    let mut pending: Vec<u64> = seqs.to_vec();
+    let isn = pair.client.initial_seq();
+    let mut pending: Vec<u64> = seqs.iter().map(|s| isn + s).collect();
     let sink = Rc::clone(&dropped);
     pair.drop_filter = Some(Box::new(move |to_server, bytes| {
         if !to_server {
@@ -117,11 +120,12 @@ fn a_lost_probe_restarts_the_cycle_with_a_new_id() {
     let ids = Rc::clone(&probe1_ids);
     let mut data_dropped = false;
     let mut probe_dropped = false;
+    let seg40 = pair.client.initial_seq() + seq_of(40);
     pair.drop_filter = Some(Box::new(move |to_server, bytes| {
         let Ok(seg) = Segment::decode(bytes) else {
             return true;
         };
-        if to_server && !data_dropped && seg.seq == seq_of(40) && !seg.payload.is_empty() {
+        if to_server && !data_dropped && seg.seq == seg40 && !seg.payload.is_empty() {
             data_dropped = true;
             return false;
         }
@@ -333,7 +337,7 @@ fn gentle_recovery_lands_between_half_and_full_previous_window() {
         if after.probe_gentle > before.probe_gentle {
             gentle = Some(pair.client.sender().cwnd());
         }
-        let una = pair.client.sender().snd_una();
+        let una = pair.client.sender().snd_una() - pair.client.initial_seq();
         pair.delay = Duration::from_millis(if una > seq_of(500) {
             150
         } else if una > seq_of(150) {

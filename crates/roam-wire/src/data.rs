@@ -1,8 +1,9 @@
 //! RCP data (DATA), sender → receiver (rcp-r2cp.txt §3.2–3.3).
 //!
 //! ```text
-//! common header (12; flags SYN/ACK/FIN/RST) | seq u64 | window u64 | ts_val u32 |
-//! ts_ecr u32 | pull_id u32 | ext u8 | [object_len u64 if ext bit 0] | payload (rest)
+//! common header (12; flags SYN/ACK/FIN/RST/TOKEN) | seq u64 | window u64 | ts_val u32 |
+//! ts_ecr u32 | pull_id u32 | ext u8 | [object_len u64 if ext bit 0] |
+//! [TOKEN: token (18 bytes)] | payload (rest)
 //! ```
 //! A data segment is 41 bytes before its payload, exactly as long as the TCP segment
 //! (`SEGMENT_FIXED_LEN`): RCP is a TCP clone, and equal wire sizes keep comparisons between
@@ -16,9 +17,11 @@
 //! * `ts_ecr` echoes the timestamp of the REQ that asked for this data, so the receiver takes
 //!   unambiguous RTT samples even for re-requested data.
 //! * `pull_id` is the pull serial number this segment answers (0 for cumulative-mode data).
+//! * `token` (flag TOKEN) rides on the SYN+ACK a sender answers a SYN with, keeping no state:
+//!   the receiver echoes it in its requests (see [`crate::Request`], `docs/HANDSHAKE-RCP.md`).
 
 use crate::reader::Reader;
-use crate::{ConnId, DecodeError, Flags, Header, PacketType, HEADER_LEN};
+use crate::{ConnId, DecodeError, Flags, Header, PacketType, Token, HEADER_LEN, TOKEN_LEN};
 
 /// Bytes of a data datagram before its payload (without the optional object length).
 pub const DATA_FIXED_LEN: usize = HEADER_LEN + 8 + 8 + 4 + 4 + 4 + 1;
@@ -48,6 +51,8 @@ pub struct Data<'a> {
     pub ts_ecr: u32,
     /// Pull serial number answered (0: cumulative mode).
     pub pull_id: u32,
+    /// The sender's address-validation token (sets the TOKEN flag on the wire).
+    pub token: Option<Token>,
     /// Object bytes `seq .. seq + payload.len()`.
     pub payload: &'a [u8],
 }
@@ -77,34 +82,51 @@ impl<'a> Data<'a> {
         } else {
             None
         };
+        let mut flags = header.flags;
+        let token = if flags.contains(Flags::TOKEN) {
+            flags.remove(Flags::TOKEN);
+            Some(Token(r.array::<TOKEN_LEN>()?))
+        } else {
+            None
+        };
         let payload = r.take_rest();
         if seq.checked_add(payload.len() as u64).is_none() {
             return Err(DecodeError::FieldOutOfRange { field: "seq" });
         }
         Ok(Data {
             conn_id: header.conn_id,
-            flags: header.flags,
+            flags,
             seq,
             window,
             object_len,
             ts_val,
             ts_ecr,
             pull_id,
+            token,
             payload,
         })
     }
 
     /// Length of the encoded datagram.
     pub fn encoded_len(&self) -> usize {
-        DATA_FIXED_LEN + if self.object_len.is_some() { 8 } else { 0 } + self.payload.len()
+        DATA_FIXED_LEN
+            + if self.object_len.is_some() { 8 } else { 0 }
+            + if self.token.is_some() { TOKEN_LEN } else { 0 }
+            + self.payload.len()
     }
 
-    /// Appends the encoded datagram to `out`.
+    /// Appends the encoded datagram to `out`. The TOKEN flag is set exactly when `token` is
+    /// given.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
+        let mut flags = self.flags;
+        flags.remove(Flags::TOKEN);
+        if self.token.is_some() {
+            flags.insert(Flags::TOKEN);
+        }
         Header {
             packet_type: PacketType::Data,
-            flags: self.flags,
+            flags,
             conn_id: self.conn_id,
         }
         .encode(out);
@@ -119,6 +141,9 @@ impl<'a> Data<'a> {
                 out.extend_from_slice(&len.to_be_bytes());
             }
             None => out.push(0),
+        }
+        if let Some(t) = &self.token {
+            out.extend_from_slice(&t.0);
         }
         out.extend_from_slice(self.payload);
     }
@@ -144,6 +169,7 @@ mod tests {
             ts_val: 1,
             ts_ecr: 2,
             pull_id: 3,
+            token: None,
             payload: b"abc",
         };
         let mut out = Vec::new();
@@ -171,10 +197,33 @@ mod tests {
             ts_val: 0,
             ts_ecr: 0,
             pull_id: 0,
+            token: None,
             payload: b"x",
         };
         let mut out = Vec::new();
         d.encode(&mut out);
         assert!(Data::decode(&out).is_err());
+    }
+
+    #[test]
+    fn a_syn_ack_with_a_token_round_trips_and_fits_the_padded_syn() {
+        let d = Data {
+            conn_id: ConnId(9),
+            flags: Flags::SYN | Flags::ACK,
+            seq: 0,
+            window: 1 << 20,
+            object_len: Some(1 << 20),
+            ts_val: 1,
+            ts_ecr: 2,
+            pull_id: 0,
+            token: Some(Token([7; TOKEN_LEN])),
+            payload: b"",
+        };
+        let mut out = Vec::new();
+        d.encode(&mut out);
+        assert_eq!(out.len(), d.encoded_len());
+        assert_eq!(out.len(), crate::SYN_MIN_LEN);
+        assert_eq!(Data::decode(&out), Ok(d));
+        assert!(Data::decode(&out[..out.len() - 1]).is_err());
     }
 }

@@ -68,8 +68,12 @@ impl Flags {
     /// Explicit loss notification: the hole at the acknowledgement point was lost on the
     /// receiver's wireless hop, not to congestion (rcp-r2cp.txt §3.4.2, ptcp.txt §5.2.5).
     pub const ELN: Flags = Flags(1 << 4);
+    /// An address-validation token ([`crate::Token`]) follows the format's fixed fields (RCP
+    /// REQ and DATA, media packets and reports; see each format). Decoders move it out of the
+    /// flags into the format's `token` field.
+    pub const TOKEN: Flags = Flags(1 << 5);
     /// Every bit this version defines.
-    pub const ALL: Flags = Flags(0x001f);
+    pub const ALL: Flags = Flags(0x003f);
 
     /// True if every bit of `other` is set in `self`.
     pub fn contains(self, other: Flags) -> bool {
@@ -229,10 +233,10 @@ mod tests {
     fn header_with_reserved_flag_bits_is_rejected() {
         let mut bytes = encoded(&sample());
         bytes[2] = 0x80;
-        bytes[3] = 0x20 | 0x01;
+        bytes[3] = 0x40 | 0x01;
         assert_eq!(
             Header::decode(&bytes),
-            Err(DecodeError::ReservedFlags(0x8020))
+            Err(DecodeError::ReservedFlags(0x8040))
         );
     }
 

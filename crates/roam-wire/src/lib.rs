@@ -19,6 +19,7 @@ mod reader;
 mod request;
 mod segment;
 mod summary;
+mod token;
 
 pub use data::{Data, DATA_FIXED_LEN, UNKNOWN_LENGTH};
 pub use error::DecodeError;
@@ -32,7 +33,8 @@ pub use options::{
 };
 pub use request::{
     PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS, PULL_BLOCK_LEN,
-    REQUEST_FIXED_LEN,
+    REQUEST_FIXED_LEN, SYN_MIN_LEN,
 };
 pub use segment::{Segment, SEGMENT_FIXED_LEN};
 pub use summary::Summary;
+pub use token::{Token, TOKEN_LEN};

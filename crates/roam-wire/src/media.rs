@@ -16,12 +16,17 @@
 //! ```
 //! Like RTCP receiver reports (RFC 3550 §6.4.1): packets received, cumulative loss, fraction lost
 //! since the previous report, and a timestamp echo with the receiver's holding time for the RTT.
-//! All integers big-endian. Flags must be zero. Bytes after a report are ignored.
+//! All integers big-endian. The only flag is TOKEN: an 18-byte address-validation token
+//! ([`crate::Token`]) follows a media packet's fixed fields (before the payload) or a report's
+//! last field. A sink answers a packet of an unknown connection with a report carrying a token,
+//! keeping no state; the source echoes it in its packets until a report without one shows
+//! that the sink has accepted the flow (`docs/HANDSHAKE-RCP.md`). Bytes after a report are
+//! ignored.
 
 use crate::header::{ConnId, Flags, Header, PacketType, HEADER_LEN};
 use crate::options::LinkInfoReport;
 use crate::reader::Reader;
-use crate::DecodeError;
+use crate::{DecodeError, Token, TOKEN_LEN};
 
 /// Fixed bytes of a media packet before its payload (header included).
 pub const MEDIA_FIXED_LEN: usize = HEADER_LEN + 24;
@@ -44,6 +49,8 @@ pub struct MediaPacket<'a> {
     pub send_time_us: u64,
     /// The sender's allowed rate S(t) when it sent the packet (informative).
     pub rate_bps: u64,
+    /// The sink's address-validation token, echoed (sets the TOKEN flag on the wire).
+    pub token: Option<Token>,
     /// Media bytes.
     pub payload: &'a [u8],
 }
@@ -68,6 +75,9 @@ pub struct MediaReport {
     /// The receiver's wireless hop (atl.txt §IV-B: p_w, d_w and handoffs "forwarded to the
     /// source within RTP receiver reports"), when the receiver is the wireless end.
     pub link: Option<LinkInfoReport>,
+    /// The sink's address-validation token, on a report sent without state (sets the TOKEN
+    /// flag on the wire).
+    pub token: Option<Token>,
 }
 
 fn check_header(bytes: &[u8], expected: PacketType) -> Result<Header, DecodeError> {
@@ -78,10 +88,36 @@ fn check_header(bytes: &[u8], expected: PacketType) -> Result<Header, DecodeErro
             found: h.packet_type,
         });
     }
-    if h.flags != Flags::default() {
-        return Err(DecodeError::ReservedFlags(h.flags.0));
+    let mut other = h.flags;
+    other.remove(Flags::TOKEN);
+    if other != Flags::default() {
+        return Err(DecodeError::ReservedFlags(other.0));
     }
     Ok(h)
+}
+
+fn read_token(h: &Header, r: &mut Reader<'_>) -> Result<Option<Token>, DecodeError> {
+    if h.flags.contains(Flags::TOKEN) {
+        Ok(Some(Token(r.array::<TOKEN_LEN>()?)))
+    } else {
+        Ok(None)
+    }
+}
+
+fn token_flags(token: &Option<Token>) -> Flags {
+    if token.is_some() {
+        Flags::TOKEN
+    } else {
+        Flags::default()
+    }
+}
+
+fn token_len(token: &Option<Token>) -> usize {
+    if token.is_some() {
+        TOKEN_LEN
+    } else {
+        0
+    }
 }
 
 impl<'a> MediaPacket<'a> {
@@ -94,26 +130,30 @@ impl<'a> MediaPacket<'a> {
             seq: r.u64()?,
             send_time_us: r.u64()?,
             rate_bps: r.u64()?,
+            token: read_token(&h, &mut r)?,
             payload: r.take_rest(),
         })
     }
 
     /// Bytes [`MediaPacket::encode`] appends.
     pub fn encoded_len(&self) -> usize {
-        MEDIA_FIXED_LEN + self.payload.len()
+        MEDIA_FIXED_LEN + token_len(&self.token) + self.payload.len()
     }
 
     /// Appends the encoded datagram to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         Header {
             packet_type: PacketType::Media,
-            flags: Flags::default(),
+            flags: token_flags(&self.token),
             conn_id: self.conn_id,
         }
         .encode(out);
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.send_time_us.to_be_bytes());
         out.extend_from_slice(&self.rate_bps.to_be_bytes());
+        if let Some(t) = &self.token {
+            out.extend_from_slice(&t.0);
+        }
         out.extend_from_slice(self.payload);
     }
 }
@@ -150,6 +190,7 @@ impl MediaReport {
                 })
             }
         };
+        let token = read_token(&h, &mut r)?;
         Ok(MediaReport {
             conn_id: h.conn_id,
             highest_seq,
@@ -159,6 +200,7 @@ impl MediaReport {
             echo_time_us,
             hold_us,
             link,
+            token,
         })
     }
 
@@ -170,6 +212,7 @@ impl MediaReport {
             } else {
                 0
             }
+            + token_len(&self.token)
     }
 
     /// Appends the encoded report to `out`. A `p_w_ppm` above one million is written as one
@@ -177,7 +220,7 @@ impl MediaReport {
     pub fn encode(&self, out: &mut Vec<u8>) {
         Header {
             packet_type: PacketType::MediaReport,
-            flags: Flags::default(),
+            flags: token_flags(&self.token),
             conn_id: self.conn_id,
         }
         .encode(out);
@@ -195,6 +238,9 @@ impl MediaReport {
                 out.extend_from_slice(&l.d_w_us.to_be_bytes());
                 out.extend_from_slice(&l.handoff_count.to_be_bytes());
             }
+        }
+        if let Some(t) = &self.token {
+            out.extend_from_slice(&t.0);
         }
     }
 }
@@ -217,6 +263,7 @@ mod tests {
                 d_w_us: 50_000,
                 handoff_count: 2,
             }),
+            token: None,
         }
     }
 
@@ -227,6 +274,7 @@ mod tests {
             seq: 42,
             send_time_us: 5_000_000,
             rate_bps: 2_000_000,
+            token: None,
             payload: b"frame",
         };
         let mut out = Vec::new();
@@ -262,6 +310,33 @@ mod tests {
         let mut bad = out.clone();
         bad[marker + 1..marker + 5].copy_from_slice(&2_000_000u32.to_be_bytes());
         assert!(MediaReport::decode(&bad).is_err());
+    }
+
+    #[test]
+    fn tokens_ride_on_packets_and_reports() {
+        let p = MediaPacket {
+            conn_id: ConnId(1),
+            seq: 42,
+            send_time_us: 5,
+            rate_bps: 2,
+            token: Some(Token([3; TOKEN_LEN])),
+            payload: b"frame",
+        };
+        let mut out = Vec::new();
+        p.encode(&mut out);
+        assert_eq!(out.len(), p.encoded_len());
+        assert_eq!(MediaPacket::decode(&out), Ok(p));
+        for link in [false, true] {
+            let r = MediaReport {
+                token: Some(Token([4; TOKEN_LEN])),
+                ..report(link)
+            };
+            let mut out = Vec::new();
+            r.encode(&mut out);
+            assert_eq!(out.len(), r.encoded_len());
+            assert_eq!(MediaReport::decode(&out), Ok(r));
+            assert!(MediaReport::decode(&out[..out.len() - 1]).is_err());
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! RCP request (REQ), receiver → sender (rcp-r2cp.txt §3.3.1).
 //!
 //! ```text
-//! common header (12; flags SYN/ACK/FIN/RST) | mode u8 | nblocks u8 | req u64 | deq u32 |
+//! common header (12; flags SYN/ACK/FIN/RST/TOKEN) | mode u8 | nblocks u8 | req u64 | deq u32 |
 //! ts_val u32 | ts_ecr u32 | nblocks × (id u32, start u64, end u64) |
-//! [SYN only: name_len u8 | object name (name_len bytes)]
+//! [TOKEN: token (18 bytes)] | [SYN or TOKEN: name_len u8 | object name (name_len bytes)] |
+//! [SYN: zero padding up to SYN_MIN_LEN bytes]
 //! ```
 //! * `req` (SEG.REQ) is the cumulative request: the receiver asks for every byte of the object
 //!   below `req`; the sender sends from its SND.NXT up to `req` (§3.3.1, cumulative mode).
@@ -15,9 +16,14 @@
 //!   pull (§3.3.1, pull mode); the sender compares the others with its cyclic buffer of the
 //!   last blocks it sent and serves any it never saw (a lost pull REQ).
 //! * [`RequestMode::PROBE`] asks the sender for its current window (persist mode, §3.3.4).
+//! * **Address validation** (issue 16; `docs/HANDSHAKE-RCP.md`). A SYN is padded with zeros to
+//!   at least [`SYN_MIN_LEN`] bytes, the size of the largest SYN+ACK, so that a sender can
+//!   answer it without sending more than it received. The SYN+ACK carries a token; the
+//!   receiver's requests echo it (flag TOKEN), with the object name again, until the first
+//!   DATA shows that the sender has accepted the connection: the sender keeps no state before.
 
 use crate::reader::Reader;
-use crate::{ConnId, DecodeError, Flags, Header, PacketType, HEADER_LEN};
+use crate::{ConnId, DecodeError, Flags, Header, PacketType, Token, HEADER_LEN, TOKEN_LEN};
 
 /// Most pulled blocks one REQ carries (three, as the SACK option proposes; §3.3.1).
 pub const MAX_REQUEST_BLOCKS: usize = 3;
@@ -30,6 +36,10 @@ pub const PULL_BLOCK_LEN: usize = 4 + 8 + 8;
 
 /// Longest object name a SYN request carries.
 pub const MAX_OBJECT_NAME: usize = 255;
+
+/// Least length of an encoded SYN request: the length of a SYN+ACK (a DATA with the object
+/// length and a token), so that the SYN+ACK never exceeds the SYN it answers.
+pub const SYN_MIN_LEN: usize = crate::DATA_FIXED_LEN + 8 + TOKEN_LEN;
 
 /// Request mode bits (the REQ's own flag byte).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -88,8 +98,10 @@ pub struct Request<'a> {
     pub nblocks: u8,
     /// Most recently pulled blocks, newest first.
     pub blocks: [PullBlock; MAX_REQUEST_BLOCKS],
-    /// Object name (SYN only; empty otherwise).
+    /// Object name (carried with SYN or a token; empty otherwise).
     pub object: &'a [u8],
+    /// The sender's address-validation token, echoed (sets the TOKEN flag on the wire).
+    pub token: Option<Token>,
 }
 
 impl<'a> Request<'a> {
@@ -139,7 +151,15 @@ impl<'a> Request<'a> {
         if mode.contains(RequestMode::PULL) && nblocks == 0 {
             return Err(DecodeError::FieldOutOfRange { field: "nblocks" });
         }
-        let object = if header.flags.contains(Flags::SYN) {
+        let mut flags = header.flags;
+        let token = if flags.contains(Flags::TOKEN) {
+            flags.remove(Flags::TOKEN);
+            Some(Token(r.array::<TOKEN_LEN>()?))
+        } else {
+            None
+        };
+        // Bytes after the name (a SYN's padding) are ignored.
+        let object = if flags.contains(Flags::SYN) || token.is_some() {
             let n = usize::from(r.u8()?);
             r.take(n)?
         } else {
@@ -147,7 +167,7 @@ impl<'a> Request<'a> {
         };
         Ok(Request {
             conn_id: header.conn_id,
-            flags: header.flags,
+            flags,
             mode,
             req,
             deq,
@@ -156,26 +176,45 @@ impl<'a> Request<'a> {
             nblocks,
             blocks,
             object,
+            token,
         })
+    }
+
+    /// True if the name rides (with SYN or a token).
+    fn carries_name(&self) -> bool {
+        self.flags.contains(Flags::SYN) || self.token.is_some()
     }
 
     /// Length of the encoded datagram.
     pub fn encoded_len(&self) -> usize {
-        let name = if self.flags.contains(Flags::SYN) {
+        let name = if self.carries_name() {
             1 + self.object.len().min(MAX_OBJECT_NAME)
         } else {
             0
         };
-        REQUEST_FIXED_LEN + self.blocks().len() * PULL_BLOCK_LEN + name
+        let token = if self.token.is_some() { TOKEN_LEN } else { 0 };
+        let len = REQUEST_FIXED_LEN + self.blocks().len() * PULL_BLOCK_LEN + token + name;
+        if self.flags.contains(Flags::SYN) {
+            len.max(SYN_MIN_LEN)
+        } else {
+            len
+        }
     }
 
     /// Appends the encoded datagram to `out`. Object names longer than [`MAX_OBJECT_NAME`] are
-    /// truncated; the name is written only with SYN.
+    /// truncated; the name is written only with SYN or a token; a SYN is padded to
+    /// [`SYN_MIN_LEN`] bytes. The TOKEN flag is set exactly when `token` is given.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
+        let start = out.len();
+        let mut flags = self.flags;
+        flags.remove(Flags::TOKEN);
+        if self.token.is_some() {
+            flags.insert(Flags::TOKEN);
+        }
         Header {
             packet_type: PacketType::Request,
-            flags: self.flags,
+            flags,
             conn_id: self.conn_id,
         }
         .encode(out);
@@ -191,10 +230,16 @@ impl<'a> Request<'a> {
             out.extend_from_slice(&b.start.to_be_bytes());
             out.extend_from_slice(&b.end.to_be_bytes());
         }
-        if self.flags.contains(Flags::SYN) {
+        if let Some(t) = &self.token {
+            out.extend_from_slice(&t.0);
+        }
+        if self.carries_name() {
             let name = &self.object[..self.object.len().min(MAX_OBJECT_NAME)];
             out.push(name.len() as u8);
             out.extend_from_slice(name);
+        }
+        if self.flags.contains(Flags::SYN) {
+            out.resize(out.len().max(start + SYN_MIN_LEN), 0);
         }
     }
 }
@@ -227,6 +272,7 @@ mod tests {
                 PullBlock::default(),
             ],
             object: b"",
+            token: None,
         }
     }
 
@@ -248,6 +294,48 @@ mod tests {
         let mut out = Vec::new();
         r.encode(&mut out);
         assert_eq!(Request::decode(&out).unwrap().object, b"movie.mp4");
+    }
+
+    #[test]
+    fn a_syn_is_padded_to_the_length_of_the_largest_syn_ack() {
+        let mut r = sample();
+        r.flags = Flags::SYN;
+        r.mode = RequestMode::default();
+        r.nblocks = 0;
+        r.blocks = [PullBlock::default(); MAX_REQUEST_BLOCKS];
+        r.object = b"a";
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        assert_eq!(out.len(), SYN_MIN_LEN);
+        assert_eq!(r.encoded_len(), SYN_MIN_LEN);
+        assert_eq!(Request::decode(&out).unwrap(), r);
+        r.object = &[b'x'; 200];
+        let mut long = Vec::new();
+        r.encode(&mut long);
+        assert_eq!(long.len(), REQUEST_FIXED_LEN + 1 + 200, "no padding needed");
+    }
+
+    #[test]
+    fn a_token_echo_carries_the_token_and_the_name() {
+        let mut r = sample();
+        r.token = Some(Token([9; TOKEN_LEN]));
+        r.object = b"movie.mp4";
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        assert_eq!(out.len(), r.encoded_len());
+        assert_eq!(
+            Header::decode(&out).unwrap().flags,
+            Flags::ACK | Flags::TOKEN
+        );
+        let back = Request::decode(&out).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.flags, Flags::ACK, "the flag becomes the token field");
+        assert!(Request::decode(&out[..out.len() - 1]).is_err());
+        // A TOKEN flag without its token is truncated.
+        let mut bare = Vec::new();
+        sample().encode(&mut bare);
+        bare[3] |= Flags::TOKEN.0 as u8;
+        assert!(Request::decode(&bare).is_err());
     }
 
     #[test]

@@ -44,17 +44,21 @@ impl Display for Summary<'_> {
             PacketType::Media => MediaPacket::decode(bytes).map(|m| {
                 write!(
                     f,
-                    "media seq={} len={} rate={}",
+                    "media seq={} len={} rate={}{}",
                     m.seq,
                     m.payload.len(),
-                    m.rate_bps
+                    m.rate_bps,
+                    if m.token.is_some() { " token" } else { "" }
                 )
             }),
             PacketType::MediaReport => MediaReport::decode(bytes).map(|r| {
                 write!(
                     f,
-                    "media-report highest={} received={} lost={}",
-                    r.highest_seq, r.received, r.lost
+                    "media-report highest={} received={} lost={}{}",
+                    r.highest_seq,
+                    r.received,
+                    r.lost,
+                    if r.token.is_some() { " token" } else { "" }
                 )
             }),
         };
@@ -146,6 +150,9 @@ fn request(f: &mut Formatter<'_>, r: &Request<'_>) -> fmt::Result {
     if !r.object.is_empty() {
         write!(f, " object={}", String::from_utf8_lossy(r.object))?;
     }
+    if r.token.is_some() {
+        f.write_str(" token")?;
+    }
     Ok(())
 }
 
@@ -160,6 +167,9 @@ fn data(f: &mut Formatter<'_>, d: &Data<'_>) -> fmt::Result {
     }
     if d.pull_id != 0 {
         write!(f, " pull=#{}", d.pull_id)?;
+    }
+    if d.token.is_some() {
+        f.write_str(" token")?;
     }
     Ok(())
 }
@@ -225,6 +235,7 @@ mod tests {
             nblocks: 1,
             blocks,
             object: &[],
+            token: None,
         }
         .encode(&mut bytes);
         assert_eq!(
@@ -241,6 +252,7 @@ mod tests {
             ts_val: 1,
             ts_ecr: 1,
             pull_id: 9,
+            token: None,
             payload: &[0; 1000],
         }
         .encode(&mut bytes);

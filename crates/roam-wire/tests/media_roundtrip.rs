@@ -2,7 +2,7 @@
 //! exactly, and no input (arbitrary or a mutated valid datagram) makes their decoders panic.
 
 use proptest::prelude::*;
-use roam_wire::{ConnId, LinkInfoReport, MediaPacket, MediaReport};
+use roam_wire::{ConnId, LinkInfoReport, MediaPacket, MediaReport, Token, TOKEN_LEN};
 
 fn link() -> impl Strategy<Value = Option<LinkInfoReport>> {
     proptest::option::of((0u32..=1_000_000, any::<u32>(), any::<u16>()).prop_map(
@@ -24,9 +24,20 @@ fn report() -> impl Strategy<Value = MediaReport> {
         any::<u64>(),
         any::<u32>(),
         link(),
+        token(),
     )
         .prop_map(
-            |(id, highest_seq, received, lost, fraction_lost, echo_time_us, hold_us, link)| {
+            |(
+                id,
+                highest_seq,
+                received,
+                lost,
+                fraction_lost,
+                echo_time_us,
+                hold_us,
+                link,
+                token,
+            )| {
                 MediaReport {
                     conn_id: ConnId(id),
                     highest_seq,
@@ -36,9 +47,14 @@ fn report() -> impl Strategy<Value = MediaReport> {
                     echo_time_us,
                     hold_us,
                     link,
+                    token,
                 }
             },
         )
+}
+
+fn token() -> impl Strategy<Value = Option<Token>> {
+    proptest::option::of(any::<[u8; TOKEN_LEN]>().prop_map(Token))
 }
 
 proptest! {
@@ -49,8 +65,9 @@ proptest! {
         send_time_us in any::<u64>(),
         rate_bps in any::<u64>(),
         payload in proptest::collection::vec(any::<u8>(), 0..1500),
+        token in token(),
     ) {
-        let p = MediaPacket { conn_id: ConnId(id), seq, send_time_us, rate_bps, payload: &payload };
+        let p = MediaPacket { conn_id: ConnId(id), seq, send_time_us, rate_bps, token, payload: &payload };
         let mut out = Vec::new();
         p.encode(&mut out);
         prop_assert_eq!(out.len(), p.encoded_len());

@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use roam_wire::{
-    ConnId, Data, Flags, PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS,
+    ConnId, Data, Flags, PullBlock, Request, RequestMode, Token, MAX_OBJECT_NAME,
+    MAX_REQUEST_BLOCKS, SYN_MIN_LEN, TOKEN_LEN,
 };
 
 #[derive(Debug, Clone)]
@@ -17,6 +18,7 @@ struct OwnedRequest {
     ts_ecr: u32,
     blocks: Vec<PullBlock>,
     object: Vec<u8>,
+    token: Option<Token>,
 }
 
 impl OwnedRequest {
@@ -35,11 +37,12 @@ impl OwnedRequest {
             ts_ecr: self.ts_ecr,
             nblocks: self.blocks.len() as u8,
             blocks,
-            object: if self.flags.contains(Flags::SYN) {
+            object: if self.flags.contains(Flags::SYN) || self.token.is_some() {
                 &self.object
             } else {
                 &[]
             },
+            token: self.token,
         }
     }
 }
@@ -63,9 +66,10 @@ fn request() -> impl Strategy<Value = OwnedRequest> {
         any::<u32>(),
         proptest::collection::vec(block(), 1..=MAX_REQUEST_BLOCKS),
         proptest::collection::vec(any::<u8>(), 0..=MAX_OBJECT_NAME),
+        token(),
     )
         .prop_map(
-            |(id, flags, mode, req, deq, ts_val, ts_ecr, blocks, object)| OwnedRequest {
+            |(id, flags, mode, req, deq, ts_val, ts_ecr, blocks, object, token)| OwnedRequest {
                 conn_id: ConnId(id),
                 flags: Flags(flags),
                 mode: RequestMode(mode),
@@ -75,8 +79,13 @@ fn request() -> impl Strategy<Value = OwnedRequest> {
                 ts_ecr,
                 blocks,
                 object,
+                token,
             },
         )
+}
+
+fn token() -> impl Strategy<Value = Option<Token>> {
+    proptest::option::of(any::<[u8; TOKEN_LEN]>().prop_map(Token))
 }
 
 proptest! {
@@ -87,6 +96,9 @@ proptest! {
         req.encode(&mut out);
         prop_assert_eq!(out.len(), req.encoded_len());
         prop_assert_eq!(Request::decode(&out), Ok(req));
+        if req.flags.contains(Flags::SYN) {
+            prop_assert!(out.len() >= SYN_MIN_LEN, "a SYN is never shorter than a SYN+ACK");
+        }
     }
 
     #[test]
@@ -94,9 +106,10 @@ proptest! {
         id in any::<u64>(), flags in 0u16..16, seq in 0u64..1 << 62, window in any::<u64>(),
         object_len in proptest::option::of(any::<u64>()), ts_val in any::<u32>(), ts_ecr in any::<u32>(),
         pull_id in any::<u32>(), payload in proptest::collection::vec(any::<u8>(), 0..1500),
+        token in token(),
     ) {
         let d = Data { conn_id: ConnId(id), flags: Flags(flags), seq, window, object_len,
-            ts_val, ts_ecr, pull_id, payload: &payload };
+            ts_val, ts_ecr, pull_id, token, payload: &payload };
         let mut out = Vec::new();
         d.encode(&mut out);
         prop_assert_eq!(out.len(), d.encoded_len());

@@ -95,6 +95,15 @@ roam reproduce probing --quick\n  \
 roam reproduce atl --out /tmp/atl\n  \
 roam reproduce rcp --png   # PNG copies of the plots, for documents that take bitmaps only")]
     Reproduce(ReproduceArgs),
+    /// Serve the files of a directory over real UDP (RCP and TCP-like), to `roam get`.
+    #[command(long_about = crate::cmd::serve::LONG_ABOUT)]
+    Serve(crate::cmd::serve::ServeArgs),
+    /// Download one file from `roam serve` servers, verified, surviving a lost path or server.
+    #[command(long_about = crate::cmd::get::LONG_ABOUT)]
+    Get(crate::cmd::get::GetArgs),
+    /// Measure goodput over real UDP per engine and controller, like iperf3.
+    #[command(long_about = crate::cmd::perf::LONG_ABOUT)]
+    Perf(crate::cmd::perf::PerfArgs),
 }
 
 /// Arguments of `roam reproduce`.

@@ -99,6 +99,9 @@ pub enum CliError {
     /// Writing to the terminal (stdout) failed, e.g. a closed pipe.
     #[error("cannot write to stdout: {0}")]
     Stdout(std::io::Error),
+    /// The network runtime failed (`serve`, `get`, `perf`).
+    #[error("{0}")]
+    Net(#[from] roam_net::NetError),
 }
 
 impl CliError {

@@ -36,6 +36,9 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Reproduce(args) => cmd::reproduce::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Get(args) => cmd::get::run(args),
+        Command::Perf(args) => cmd::perf::run(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

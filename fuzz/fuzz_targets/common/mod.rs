@@ -1,5 +1,5 @@
-//! What the engine fuzz targets share: the script reader, link facts read from the script, and
-//! the bound on datagrams in flight.
+//! What the engine fuzz targets share: the script reader (bytes, numbers an attacker would
+//! try), link facts read from the script, and the bound on datagrams in flight.
 
 use std::time::Duration;
 
@@ -21,6 +21,47 @@ impl Script<'_> {
 
     pub fn done(&self) -> bool {
         self.0.is_empty()
+    }
+
+    #[allow(dead_code)] // Each engine target uses a part of the script reader.
+    pub fn u32(&mut self) -> u32 {
+        u32::from(self.u16()) | u32::from(self.u16()) << 16
+    }
+
+    #[allow(dead_code)]
+    pub fn u64(&mut self) -> u64 {
+        u64::from(self.u32()) | u64::from(self.u32()) << 32
+    }
+
+    /// Up to `n` bytes of the script (fewer once it runs out).
+    #[allow(dead_code)]
+    pub fn take(&mut self, n: usize) -> &[u8] {
+        let (a, b) = self.0.split_at(n.min(self.0.len()));
+        self.0 = b;
+        a
+    }
+
+    /// A 64-bit number an attacker would try: near one of `bases` (the connection's own
+    /// numbers), at an edge of the 64-bit space or of the ISN range below 2^62, or anything.
+    #[allow(dead_code)]
+    pub fn number(&mut self, bases: &[u64]) -> u64 {
+        const MAX_ISN: u64 = (1 << 62) - 1;
+        let small = u64::from(self.u16());
+        match self.byte() % 8 {
+            0 => small,
+            1 => u64::MAX - small,
+            2 => MAX_ISN.wrapping_add(small).wrapping_sub(1 << 15),
+            3 => (1 << 63) ^ small,
+            4 | 5 if !bases.is_empty() => {
+                let base = bases[usize::from(self.byte()) % bases.len()];
+                base.wrapping_add(small).wrapping_sub(1 << 10)
+            }
+            6 if !bases.is_empty() => {
+                let base = bases[usize::from(self.byte()) % bases.len()];
+                base.wrapping_add(u64::from(self.u32()))
+            }
+            _ => self.u64(),
+        }
     }
 
     /// Wireless link facts, every field read from the script.

@@ -12,13 +12,23 @@
 //!
 //! Design notes: `docs/ENDPOINT.md`.
 
+mod demux;
+mod host;
+mod limits;
+#[cfg(test)]
+mod tests;
+mod timers;
 pub mod token;
 
 use std::hash::Hash;
+use std::marker::PhantomData;
 
 use roam_wire::ConnId;
 
 use crate::Time;
+pub use demux::{Handle, PathAddrs};
+pub use host::{DatagramEvent, Endpoint, EndpointEvent, InsertError, RemoveReason, Transmit};
+pub use limits::{EndpointConfig, EndpointStats, Refusal};
 pub use token::{low_bits, token_slot, TokenKey, TOKEN_SLOT};
 
 /// Which of a connection's paths a datagram arrived on or leaves by. Single-path engines use
@@ -101,4 +111,37 @@ pub trait Acceptor {
         datagram: &[u8],
         out: &mut Vec<u8>,
     ) -> Unknown<Self::Connection>;
+
+    /// The endpoint refuses the connection `datagram` would have opened (a cap or the memory
+    /// bound): writes a reset for it into `out` (cleared first), or returns `None` to drop
+    /// it silently (the default). The endpoint sends it within its reset budget, and only if
+    /// it is no larger than `datagram`.
+    fn refuse(&mut self, _now: Time, _datagram: &[u8], _out: &mut Vec<u8>) -> Option<usize> {
+        None
+    }
+}
+
+/// An acceptor for a host that only opens connections (a client): drops every datagram that
+/// names no connection held.
+#[derive(Debug)]
+pub struct NoAcceptor<C>(PhantomData<fn() -> C>);
+
+impl<C> Default for NoAcceptor<C> {
+    fn default() -> Self {
+        NoAcceptor(PhantomData)
+    }
+}
+
+impl<C: EndpointConnection> Acceptor for NoAcceptor<C> {
+    type Connection = C;
+    fn on_unknown<A: Hash + ?Sized>(
+        &mut self,
+        _now: Time,
+        _key: &TokenKey,
+        _peer: &A,
+        _datagram: &[u8],
+        _out: &mut Vec<u8>,
+    ) -> Unknown<C> {
+        Unknown::Drop
+    }
 }

@@ -6,15 +6,23 @@
 //!
 //! ATL picks the protocol by the requested service ([`ServiceType`]): reliable data runs the
 //! TCP engine with the TCP-ATL controller, media runs this engine.
+//!
+//! The source opens the flow; the sink's host answers packets of a flow it does not hold
+//! through a [`MediaAcceptor`], which keeps no state until the source has echoed its
+//! address-validation token (`docs/HANDSHAKE-RCP.md`). Both ends implement
+//! [`crate::endpoint::EndpointConnection`].
 
+mod acceptor;
+mod endpoint;
 mod rate;
 mod receiver;
 mod sender;
 
 use std::time::Duration;
 
+pub use acceptor::MediaAcceptor;
 pub use rate::{RateController, RateKind};
-pub use receiver::{DelayStats, MediaReceiver, MediaReceiverStats};
+pub use receiver::{DelayStats, MediaReceiver, MediaReceiverStats, MAX_PENDING_REPORTS};
 pub use sender::{MediaEvent, MediaSender, MediaSenderStats};
 
 use crate::cc::atl::AtlConfig;
@@ -75,6 +83,8 @@ pub struct MediaConfig {
     pub report_link_info: bool,
     /// ATL tunables (τ, caps).
     pub atl: AtlConfig,
+    /// A sink expires after this long without a packet (`None`: never).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for MediaConfig {
@@ -87,6 +97,7 @@ impl Default for MediaConfig {
             min_feedback_timeout: Duration::from_millis(200),
             report_link_info: true,
             atl: AtlConfig::default(),
+            idle_timeout: Some(Duration::from_secs(60)),
         }
     }
 }
@@ -123,7 +134,7 @@ mod tests {
     fn run(kind: RateKind, drop_every: u64, secs: f64) -> (MediaSender, MediaReceiver) {
         let cfg = MediaConfig::default();
         let mut tx = MediaSender::new(cfg, kind, ConnId(9));
-        let mut rx = MediaReceiver::new(true);
+        let mut rx = MediaReceiver::new(ConnId(9), true, None, Time::ZERO);
         rx.set_link_info(
             Time::ZERO,
             LinkInfo {
@@ -205,7 +216,7 @@ mod tests {
     #[test]
     fn garbage_datagrams_are_rejected_without_panicking() {
         let mut tx = MediaSender::new(MediaConfig::default(), RateKind::Atl, ConnId(1));
-        let mut rx = MediaReceiver::new(false);
+        let mut rx = MediaReceiver::new(ConnId(1), false, None, Time::ZERO);
         for len in 0..80 {
             let junk: Vec<u8> = (0..len).map(|i| (i * 37 % 251) as u8).collect();
             let _ = tx.handle_datagram(Time::ZERO, &junk);

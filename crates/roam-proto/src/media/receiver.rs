@@ -1,14 +1,23 @@
 //! The media sink: counts what arrives, measures per-packet delay and jitter, and answers every
 //! packet with a receiver report (atl.txt §IV-B: "the receiver sends back an ACK for any
 //! received packet"), carrying its wireless hop's p_w/d_w/handoffs when it is the wireless end.
+//!
+//! A sink belongs to one connection and exists only once its source proved its address (the
+//! host's [`super::MediaAcceptor`] opens it; `docs/HANDSHAKE-RCP.md`). It never answers a
+//! packet with a report larger than the packet (the report is skipped; the next one carries
+//! the counts, which are cumulative), and it counts loss from the first packet it accepted.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use roam_wire::{ConnId, DecodeError, LinkInfoReport, MediaPacket, MediaReport};
 
 use super::payload_byte;
 use crate::linkinfo::LinkInfo;
 use crate::Time;
+
+/// Reports a sink keeps queued at most (the oldest are dropped: reports are cumulative).
+pub const MAX_PENDING_REPORTS: usize = 64;
 
 /// Delay and jitter of the packets received so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -59,9 +68,11 @@ pub struct MediaReceiverStats {
 }
 
 /// The receiving end of a media flow.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MediaReceiver {
-    conn_id: Option<ConnId>,
+    conn_id: ConnId,
+    /// The first sequence number accepted (RFC 3550's base_seq): loss counts from there.
+    base: Option<u64>,
     highest: Option<u64>,
     received: u64,
     /// (highest, received) at the previous report, for the fraction lost.
@@ -71,15 +82,75 @@ pub struct MediaReceiver {
     report_link_info: bool,
     pending: VecDeque<MediaReport>,
     stats: MediaReceiverStats,
+    /// When the last packet arrived, and how long the sink waits for another before it
+    /// expires (`None`: never).
+    last_heard: Time,
+    idle_timeout: Option<Duration>,
+    expired: bool,
 }
 
 impl MediaReceiver {
-    /// A receiver; with `report_link_info` its reports carry its wireless hop's facts.
-    pub fn new(report_link_info: bool) -> Self {
+    /// The sink of connection `conn_id`, opened at `now`; with `report_link_info` its reports
+    /// carry its wireless hop's facts. It expires after `idle_timeout` without packets
+    /// (`None`: never). Hosts open sinks through [`super::MediaAcceptor`].
+    pub fn new(
+        conn_id: ConnId,
+        report_link_info: bool,
+        idle_timeout: Option<Duration>,
+        now: Time,
+    ) -> Self {
         MediaReceiver {
+            conn_id,
+            base: None,
+            highest: None,
+            received: 0,
+            prev: (0, 0),
+            last_delay: None,
+            local_link: None,
             report_link_info,
-            ..MediaReceiver::default()
+            pending: VecDeque::new(),
+            stats: MediaReceiverStats::default(),
+            last_heard: now,
+            idle_timeout,
+            expired: false,
         }
+    }
+
+    /// The connection this sink belongs to.
+    pub fn conn_id(&self) -> ConnId {
+        self.conn_id
+    }
+
+    /// True once the sink has heard nothing for its idle timeout (the host may drop it).
+    pub fn is_expired(&self) -> bool {
+        self.expired
+    }
+
+    /// Reports waiting to be sent.
+    pub fn pending_reports(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// When [`MediaReceiver::handle_timeout`] should next be called (the idle timeout).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.expired {
+            return None;
+        }
+        self.idle_timeout.map(|t| self.last_heard + t)
+    }
+
+    /// Expires the sink if its idle timeout has passed (early calls do nothing).
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.expired = true;
+            self.pending.clear();
+        }
+    }
+
+    /// Bytes of memory this sink holds at most (its queued reports and fixed state).
+    pub fn memory_bound(&self) -> usize {
+        MAX_PENDING_REPORTS * std::mem::size_of::<MediaReport>()
+            + std::mem::size_of::<MediaReceiver>()
     }
 
     /// The host's facts about the local link (reported to the source when wireless).
@@ -93,15 +164,15 @@ impl MediaReceiver {
     }
 
     /// A media datagram arrived. Malformed datagrams are rejected with the decoding error; a
-    /// packet of another connection than the first one seen is ignored.
+    /// packet of another connection, or one arriving after the sink expired, is ignored.
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), DecodeError> {
         let p = MediaPacket::decode(bytes)?;
-        match self.conn_id {
-            None => self.conn_id = Some(p.conn_id),
-            Some(id) if id != p.conn_id => return Ok(()),
-            Some(_) => {}
+        if p.conn_id != self.conn_id || self.expired {
+            return Ok(());
         }
+        self.last_heard = self.last_heard.max(now);
         self.received += 1;
+        self.base.get_or_insert(p.seq);
         self.highest = Some(self.highest.map_or(p.seq, |h| h.max(p.seq)));
         let s = &mut self.stats;
         s.packets += 1;
@@ -126,17 +197,23 @@ impl MediaReceiver {
         }
         self.last_delay = Some(delay);
         let report = self.report(now, p.send_time_us);
-        self.pending.push_back(report);
-        if self.pending.len() > 64 {
-            self.pending.pop_front();
+        // Never more bytes back than the packet brought (a forged source address must not
+        // gain from it); the next report carries the counts.
+        if report.encoded_len() <= bytes.len() {
+            self.pending.push_back(report);
+            if self.pending.len() > MAX_PENDING_REPORTS {
+                self.pending.pop_front();
+            }
         }
         Ok(())
     }
 
     fn report(&mut self, _now: Time, echo_time_us: u64) -> MediaReport {
         let highest = self.highest.unwrap_or(0);
-        // Saturating: a peer may send any sequence number, u64::MAX included.
-        let expected = highest.saturating_add(1);
+        // RFC 3550 §6.4.1 / A.3: expected = highest − base + 1. Saturating: a peer may send
+        // any sequence number, u64::MAX included, and one below the base.
+        let base = self.base.unwrap_or(0);
+        let expected = highest.saturating_sub(base).saturating_add(1);
         let lost = expected.saturating_sub(self.received);
         // RFC 3550 §6.4.1: fraction lost over the interval since the previous report.
         let (ph, pr) = self.prev;
@@ -158,7 +235,7 @@ impl MediaReceiver {
                 handoff_count: l.handoffs as u16,
             });
         MediaReport {
-            conn_id: self.conn_id.unwrap_or_default(),
+            conn_id: self.conn_id,
             highest_seq: highest,
             received: self.received,
             lost,
@@ -166,6 +243,7 @@ impl MediaReceiver {
             echo_time_us,
             hold_us: 0,
             link,
+            token: None,
         }
     }
 
@@ -191,7 +269,8 @@ mod tests {
             seq,
             send_time_us: 0,
             rate_bps: 1_000_000,
-            payload: &[],
+            token: None,
+            payload: &[0; 100],
         }
         .encode(&mut out);
         out
@@ -209,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_hostile_sequence_number_saturates_the_loss_count_instead_of_wrapping() {
-        let mut rx = MediaReceiver::new(false);
+        let mut rx = MediaReceiver::new(ConnId(3), false, None, Time::ZERO);
         rx.handle_datagram(Time::ZERO, &packet(0)).unwrap();
         rx.handle_datagram(Time::ZERO, &packet(u64::MAX)).unwrap();
         let r = last_report(&mut rx);

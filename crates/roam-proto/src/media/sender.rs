@@ -1,10 +1,15 @@
 //! The media source: paces unreliable datagrams at the allowed rate S(t), learns loss and RTT
 //! from receiver reports, and tells the application (an adaptive encoder) every new S(t).
+//!
+//! The source opens the flow: it sends to a sink its application chose, and no datagram from
+//! anyone else makes it send (reports only steer its rate). The sink keeps no state until the
+//! source proves its address: its first reports carry a token, which the source echoes in its
+//! packets until a report without one arrives (`docs/HANDSHAKE-RCP.md`).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use roam_wire::{ConnId, DecodeError, MediaPacket, MediaReport};
+use roam_wire::{ConnId, DecodeError, MediaPacket, MediaReport, Token};
 
 use super::rate::{RateController, RateKind};
 use super::{payload_byte, MediaConfig};
@@ -20,6 +25,9 @@ pub enum MediaEvent {
         bps: f64,
     },
 }
+
+/// Events a source keeps for its application at most (the oldest are dropped).
+const MAX_EVENTS: usize = 1024;
 
 /// Sender counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,6 +58,10 @@ pub struct MediaSender {
     events: VecDeque<MediaEvent>,
     stats: MediaSenderStats,
     started: bool,
+    /// The sink's token, echoed in every packet until a report without one arrives.
+    token: Option<Token>,
+    stopped: bool,
+    payload: Vec<u8>,
 }
 
 impl MediaSender {
@@ -76,7 +88,39 @@ impl MediaSender {
             events: VecDeque::new(),
             stats: MediaSenderStats::default(),
             started: false,
+            token: None,
+            stopped: false,
+            payload: Vec::new(),
         }
+    }
+
+    /// The connection id.
+    pub fn conn_id(&self) -> ConnId {
+        self.conn_id
+    }
+
+    /// The application stops the flow: nothing more is sent, and the host may drop the
+    /// source.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// True once stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// True while the source echoes the sink's token (the sink has not accepted it yet).
+    pub fn echoing_token(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Bytes of memory this source holds at most: one packet's payload, the queued events and
+    /// the fixed state.
+    pub fn memory_bound(&self) -> usize {
+        self.cfg.packet_size as usize
+            + MAX_EVENTS * std::mem::size_of::<MediaEvent>()
+            + std::mem::size_of::<MediaSender>()
     }
 
     /// The allowed rate S(t) in payload bits per second.
@@ -103,7 +147,7 @@ impl MediaSender {
         self.events.push_back(MediaEvent::RateChanged {
             bps: self.rate_bps(),
         });
-        if self.events.len() > 1024 {
+        if self.events.len() > MAX_EVENTS {
             self.events.pop_front();
         }
     }
@@ -127,6 +171,9 @@ impl MediaSender {
             // Not ours, stale (reordered), or acknowledging packets never sent.
             return Ok(());
         }
+        // A report with a token comes from a sink that holds nothing yet: echo the token. One
+        // without comes from the sink that accepted the flow.
+        self.token = r.token;
         self.stats.reports += 1;
         let echo = Time::from_micros(r.echo_time_us);
         let rtt = now
@@ -171,18 +218,21 @@ impl MediaSender {
             self.feedback_deadline = Some(now + self.feedback_timeout());
             self.rate_changed();
         }
-        if now < self.next_send {
+        if now < self.next_send || self.stopped {
             return None;
         }
         let payload_len = self.cfg.packet_size as usize;
-        let mut payload = Vec::with_capacity(payload_len);
-        payload.extend((0..payload_len).map(|i| payload_byte(self.seq, i)));
+        let seq = self.seq;
+        self.payload.clear();
+        self.payload
+            .extend((0..payload_len).map(|i| payload_byte(seq, i)));
         let p = MediaPacket {
             conn_id: self.conn_id,
             seq: self.seq,
             send_time_us: now.as_micros(),
             rate_bps: self.rate_bps() as u64,
-            payload: &payload,
+            token: self.token,
+            payload: &self.payload,
         };
         let start = buf.len();
         p.encode(buf);
@@ -196,7 +246,7 @@ impl MediaSender {
 
     /// The earliest time the sender wants to be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        if !self.started {
+        if !self.started || self.stopped {
             return None;
         }
         Some(match self.feedback_deadline {
@@ -208,6 +258,9 @@ impl MediaSender {
     /// Handles the feedback timer: no report for a while (a blackout, or every report lost)
     /// counts as a congestion event, as RAP's timeout does.
     pub fn handle_timeout(&mut self, now: Time) {
+        if self.stopped {
+            return;
+        }
         if self.feedback_deadline.is_some_and(|d| d <= now) {
             self.stats.feedback_timeouts += 1;
             self.feedback_deadline = Some(now + self.feedback_timeout());

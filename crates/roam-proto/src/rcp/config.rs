@@ -45,6 +45,10 @@ pub struct RcpConfig {
     /// Sender host: at most this many resets a second for requests to connections it does not
     /// hold (0 = no limit). See [`super::ResetLimiter`].
     pub resets_per_second: u32,
+    /// Sender: most object bytes it reads ahead through its host, past SND.NXT, when its store
+    /// cannot read without blocking (at least one segment is always read). See
+    /// [`super::RcpSender::poll_read`].
+    pub read_ahead: u64,
 }
 
 impl Default for RcpConfig {
@@ -67,6 +71,7 @@ impl Default for RcpConfig {
             // 924.6 s; RFC 1122 §4.2.3.5 asks for at least 100 s).
             idle_timeout_ms: 900_000,
             resets_per_second: super::ResetLimiter::DEFAULT_PER_SECOND,
+            read_ahead: 64 << 10,
         }
     }
 }

@@ -8,28 +8,39 @@
 //! [`ReceiverPipe`], the unit R²CP will instantiate per (interface, server).
 //!
 //! The sender ([`RcpSender`]) serves byte ranges of named objects from an [`ObjectStore`] and
-//! keeps no congestion state.
+//! keeps no congestion state. A host opens senders through an [`RcpAcceptor`], which answers
+//! SYNs without keeping state and opens a sender only for a receiver that echoed its
+//! address-validation token (`docs/HANDSHAKE-RCP.md`); both engines implement
+//! [`crate::endpoint::EndpointConnection`].
 //!
 //! Both are sans-IO, driven like the TCP engine (`handle_datagram`, `poll_transmit`,
 //! `poll_timeout`, `handle_timeout`, `poll_event`). Design choices: `docs/RCP.md`.
 
+mod acceptor;
 mod config;
+mod endpoint;
+mod host_reads;
 mod pipe;
 mod reassembly;
 mod receiver;
 mod reset_limit;
 mod sender;
 pub mod stp;
+mod token;
 
 use std::fmt;
 use std::str::FromStr;
 
+pub use acceptor::RcpAcceptor;
 pub use config::RcpConfig;
+pub use host_reads::ReadRequest;
 pub use pipe::{PipeStats, ReceiverPipe};
-pub use reassembly::RecvBuffer;
+pub use reassembly::{RecvBuffer, DEFAULT_MAX_PIECES, PIECE_OVERHEAD};
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
 pub use reset_limit::ResetLimiter;
-pub use sender::{reset_for, AcceptError, ObjectStore, RcpSender, SenderStats, TxState, UNBOUNDED};
+pub use sender::{
+    reset_for, ObjectStore, RcpSender, SenderStats, TxState, MAX_QUEUED_PULLS, UNBOUNDED,
+};
 
 use crate::cc::{CcKind, CongestionController};
 

@@ -15,11 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roam_wire::{
-    ConnId, Data, Flags, PullBlock, Request, RequestMode, MAX_REQUEST_BLOCKS, UNKNOWN_LENGTH,
+    ConnId, Data, Flags, PullBlock, Request, RequestMode, Token, MAX_OBJECT_NAME,
+    MAX_REQUEST_BLOCKS, UNKNOWN_LENGTH,
 };
 
 use super::pipe::ReceiverPipe;
-use super::reassembly::RecvBuffer;
+use super::reassembly::{RecvBuffer, PIECE_OVERHEAD};
 use super::{RcpCc, RcpConfig, RcpEvent};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
@@ -84,6 +85,8 @@ pub struct RcpReceiver {
     /// End of the range the application asked for (clipped to the object length once known).
     range_end: u64,
     buf: RecvBuffer,
+    /// Most outstanding units (and out-of-order pieces) held: see [`max_units`].
+    max_units: usize,
     /// Cumulative request edge: every unit below it has been requested.
     req_edge: u64,
     /// The sender's window: the highest offset it lets us request.
@@ -95,6 +98,9 @@ pub struct RcpReceiver {
     outgoing: VecDeque<Outgoing>,
     /// The next cumulative REQ carries ACK (the handshake's third step).
     ack_pending: bool,
+    /// The sender's address-validation token from its SYN+ACK, echoed (with the object name)
+    /// in every request until DATA shows the sender has accepted the connection.
+    token: Option<Token>,
     control: ControlTimer,
     persist: ControlTimer,
     frozen: Option<FrozenControl>,
@@ -116,8 +122,25 @@ struct FrozenControl {
 /// REQs a pulled block rides in (its own and the next three, §3.3.1).
 const PULL_RIDES: u8 = 4;
 
+/// Bytes of bookkeeping one outstanding unit costs at most (the pipe's map and lost-set
+/// entries).
+const UNIT_OVERHEAD: usize = 128;
+
 fn micros(now: Time) -> u32 {
     now.as_micros() as u32
+}
+
+/// Most units a receiver keeps outstanding, and most out-of-order pieces its buffer holds:
+/// twice the segments its buffer holds, plus 64. A unit or piece costs about a hundred bytes
+/// of bookkeeping whatever its length, so without this a sender raising its window a byte at
+/// a time (or sending one-byte fragments) would make the receiver spend a hundred times its
+/// buffer. Full-size units never reach it (the buffer bounds what is outstanding).
+pub(crate) fn max_units(config: &RcpConfig) -> usize {
+    let segments = config.recv_buffer / u64::from(config.mss.max(1));
+    usize::try_from(segments)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(2)
+        .saturating_add(64)
 }
 
 impl RcpReceiver {
@@ -154,6 +177,7 @@ impl RcpReceiver {
         );
         let status_interval = (config.status_interval_ms > 0)
             .then(|| Duration::from_millis(config.status_interval_ms));
+        let max_units = max_units(&config);
         Ok(RcpReceiver {
             conn_id,
             object: object.to_vec(),
@@ -161,7 +185,8 @@ impl RcpReceiver {
             pipe,
             mss,
             range_end: end,
-            buf: RecvBuffer::new(start),
+            buf: RecvBuffer::with_max_pieces(start, max_units),
+            max_units,
             req_edge: start,
             snd_wnd: start,
             recent_pulls: VecDeque::new(),
@@ -169,6 +194,7 @@ impl RcpReceiver {
             ts_recent: 0,
             outgoing: VecDeque::from([Outgoing::Syn]),
             ack_pending: false,
+            token: None,
             control: ControlTimer {
                 at: Some(now + Duration::from_millis(config.initial_rto_ms)),
                 tries: 0,
@@ -244,6 +270,41 @@ impl RcpReceiver {
         self.buf.read(out, max)
     }
 
+    /// The receive buffer (in-order bytes waiting to be read, out-of-order pieces).
+    pub fn recv_buffer(&self) -> &RecvBuffer {
+        &self.buf
+    }
+
+    /// In-order bytes waiting for [`RcpReceiver::read`].
+    pub fn readable(&self) -> usize {
+        self.buf.readable()
+    }
+
+    /// True while [`RcpReceiver::poll_event`] has something.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    /// Object bytes held: in order and unread, and out of order.
+    pub fn buffered_bytes(&self) -> usize {
+        self.buf.readable() + self.buf.out_of_order_bytes()
+    }
+
+    /// Bytes of memory this receiver holds at most, whatever its sender sends: the received
+    /// bytes never exceed [`RcpConfig::recv_buffer`] (it accepts only what it requested, and
+    /// requests at most that far past its read point), counted twice for the growth of the
+    /// buffers that hold them; at most `2 · recv_buffer / mss + 64` outstanding units,
+    /// out-of-order pieces and queued requests with their bookkeeping; the object name and the
+    /// fixed state.
+    pub fn memory_bound(&self) -> usize {
+        let data = usize::try_from(self.config.recv_buffer).unwrap_or(usize::MAX);
+        let per_unit = PIECE_OVERHEAD + UNIT_OVERHEAD + std::mem::size_of::<Outgoing>();
+        data.saturating_mul(2)
+            .saturating_add(self.max_units.saturating_mul(per_unit))
+            .saturating_add(MAX_OBJECT_NAME)
+            .saturating_add(std::mem::size_of::<RcpReceiver>())
+    }
+
     /// Local link facts for the pipe's controller.
     pub fn set_link_info(&mut self, now: Time, info: &LinkInfo) {
         self.pipe.set_link_info(now, &info.sanitized());
@@ -315,6 +376,7 @@ impl RcpReceiver {
                 self.state = RxState::Established;
                 self.control = ControlTimer::default();
                 self.ack_pending = true;
+                self.token = d.token;
                 self.events.push_back(RcpEvent::Connected { object_len });
             }
             RxState::Established | RxState::Closing => {
@@ -323,6 +385,9 @@ impl RcpReceiver {
                     self.ack_pending = true;
                     return Ok(());
                 }
+                // Only a sender that accepted the connection sends anything but SYN+ACK: the
+                // token has done its work.
+                self.token = None;
                 if d.flags.contains(Flags::FIN) && self.state == RxState::Closing {
                     self.close(RcpEvent::Closed);
                     return Ok(());
@@ -350,11 +415,19 @@ impl RcpReceiver {
             self.stats.duplicates += 1;
             return;
         }
-        self.pipe.on_arrival(now, d.seq, rtt);
         // Accept only what was requested (the buffer space reserved for it, §3.3.4).
         let limit = self.req_edge.max(self.pipe.highest_requested());
-        let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
-        self.buf.insert(d.seq, &d.payload[..n]);
+        let n = d
+            .payload
+            .len()
+            .min(usize::try_from(limit.saturating_sub(d.seq)).unwrap_or(usize::MAX));
+        let accepted = &d.payload[..n];
+        self.buf.insert(d.seq, accepted);
+        // Bytes the buffer refused (its piece limit, a hostile sender's fragments) count as
+        // lost: the unit stays outstanding and is requested again.
+        if self.buf.has(d.seq, d.seq.saturating_add(n as u64)) {
+            self.pipe.on_arrival(now, d.seq, rtt);
+        }
     }
 
     fn check_complete(&mut self, now: Time) {
@@ -492,7 +565,10 @@ impl RcpReceiver {
         let before = self.req_edge;
         while self.req_edge < limit {
             let end = self.req_edge.saturating_add(self.mss).min(limit);
-            if end > buffer_end || !self.pipe.has_room(end - self.req_edge) {
+            if end > buffer_end
+                || !self.pipe.has_room(end - self.req_edge)
+                || self.pipe.outstanding_units() >= self.max_units
+            {
                 break;
             }
             self.pipe.on_requested(now, self.req_edge, end);
@@ -547,6 +623,7 @@ impl RcpReceiver {
             nblocks: nrecent,
             blocks: recent,
             object: &[],
+            token: None,
         };
         match out {
             Outgoing::Syn => {
@@ -572,6 +649,12 @@ impl RcpReceiver {
             // handshake (§3.3.2).
             req.flags.insert(Flags::ACK);
             self.ack_pending = false;
+            // Until the sender accepts the connection it holds nothing: the request brings
+            // back its token and the object name (docs/HANDSHAKE-RCP.md).
+            if let Some(t) = self.token {
+                req.token = Some(t);
+                req.object = &self.object;
+            }
         }
         // §3.3.1: a pull rides in its own REQ and the next three ("at least four REQs"), then
         // is dropped, so REQs are back to their fixed size once no pull is recent.

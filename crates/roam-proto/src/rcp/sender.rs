@@ -6,13 +6,25 @@
 //! * pull REQs: send exactly the pulled block; the last three pulled blocks served are kept in
 //!   a cyclic buffer, and any block a REQ lists that is newer than all of them belongs to a
 //!   lost pull REQ and is served too (§3.3.1);
-//! * SEG.DEQ: bytes below the receiver's in-order point are purged from the send buffer
-//!   (§3.3.5);
+//! * SEG.DEQ: the receiver's in-order point; nothing below it is sent again (§3.3.5);
 //! * SND.WND: the sender's reverse window, for data-limited sources or a configured limit,
 //!   with explicit window updates and answers to the receiver's probes (§3.3.4).
 //!
 //! Any sender holding the object can serve any range: nothing here depends on what an
 //! earlier sender did (server migration and mirrors, §2.2.2).
+//!
+//! **Opening** (issue 16; `docs/HANDSHAKE-RCP.md`). A sender exists only once its receiver has
+//! proved its address: the host's [`super::RcpAcceptor`] answers a SYN without keeping state
+//! (a SYN+ACK with a token, never larger than the SYN) and creates the sender for the first
+//! request that echoes a valid token. So the sender starts established.
+//!
+//! **Object bytes** come from an [`ObjectStore`] without blocking the host: a store that holds
+//! them in memory answers [`ObjectStore::read_now`]; one that would block (a file) declines,
+//! and the host serves [`RcpSender::poll_read`] / [`RcpSender::supply`] in its own time
+//! (`host_reads.rs`). Memory per sender is bounded by [`RcpSender::memory_bound`]: bytes are
+//! dropped once sent (a re-request reads them again), at most
+//! [`RcpConfig::read_ahead`] bytes are read ahead, and at most [`MAX_QUEUED_PULLS`] pulled
+//! blocks wait.
 //!
 //! **Expiry** (our addition; the paper is silent). A sender never retransmits, so it cannot
 //! notice a receiver that has vanished. It therefore expires ([`TxState::Expired`]) when nothing
@@ -27,29 +39,47 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{ConnId, Data, Flags, PullBlock, Request, RequestMode, UNKNOWN_LENGTH};
+use roam_wire::{
+    ConnId, Data, Flags, PullBlock, Request, RequestMode, DATA_FIXED_LEN, MAX_OBJECT_NAME,
+    UNKNOWN_LENGTH,
+};
 
+use super::host_reads::{HostReads, ReadRequest};
 use super::RcpConfig;
 use crate::Time;
 
-/// Where a sender gets object bytes from (a directory, a map, a generated pattern).
+/// Where a sender gets object bytes from (a map in memory, a generated pattern, files).
 pub trait ObjectStore: Send + Sync {
     /// Length of `name`, [`UNKNOWN_LENGTH`] for an unbounded source, or `None` if this store
-    /// does not hold it.
+    /// does not hold it. Must answer without blocking (from an index in memory): the host's
+    /// acceptor asks it for every SYN.
     fn object_len(&self, name: &[u8]) -> Option<u64>;
-    /// Appends `len` bytes of `name` starting at `offset` to `out` (the caller stays within
-    /// the object).
-    fn read(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>);
+
+    /// Appends bytes `offset .. offset + len` of `name` to `out` and returns true, if the store
+    /// can do so without blocking (it holds them in memory, or generates them). Otherwise it
+    /// appends nothing and returns false, and the sender asks its host for the bytes instead
+    /// ([`RcpSender::poll_read`]). The sender stays within the object; a store that appends
+    /// fewer bytes than asked makes the sender reset the connection.
+    fn read_now(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool;
+
+    /// How far `name` may be requested now, for an object still being produced (`None`: all
+    /// of it, the default). A sender starts with this limit (its SYN+ACK advertises it); the
+    /// application raises it with [`RcpSender::set_available`]. Must answer without blocking.
+    fn available(&self, _name: &[u8]) -> Option<u64> {
+        None
+    }
 }
+
+/// Most pulled blocks a sender keeps queued; further pulls are ignored until the queue
+/// drains (the receiver pulls them again after its loss detection).
+pub const MAX_QUEUED_PULLS: usize = 1024;
 
 /// Sender state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxState {
-    /// SYN+ACK sent, waiting for the receiver's ACK (its first request).
-    SynReceived,
     /// Serving requests.
     Established,
-    /// FIN answered (or reset by the receiver).
+    /// FIN answered, reset by the receiver, or aborted by the host.
     Closed,
     /// Nothing heard for the idle timeout, or the linger after closing ended: the host may
     /// drop this connection (see the module docs).
@@ -69,13 +99,41 @@ pub struct SenderStats {
     pub lost_pulls_repaired: u64,
     /// Window updates sent (unsolicited or answering a probe).
     pub window_updates: u64,
+    /// Pulled blocks ignored because [`MAX_QUEUED_PULLS`] were waiting.
+    pub pulls_dropped: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Control {
+    /// A late copy of the SYN: answered as the old handshake did (without a token).
     SynAck,
     FinAck,
     WindowUpdate,
+    /// The host aborted the connection.
+    Reset,
+}
+
+/// The next segment to send.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    start: u64,
+    end: u64,
+    pull_id: u32,
+    /// From the front of the pull queue (else cumulative).
+    pull: bool,
+}
+
+/// What a sender is opened with: the fields of the receiver's SYN, as its token brought them
+/// back, and the object's length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Opening<'a> {
+    pub conn_id: ConnId,
+    pub name: &'a [u8],
+    pub object_len: u64,
+    /// The store's limit for an object still being produced.
+    pub available: Option<u64>,
+    pub start: u64,
+    pub mss: u16,
 }
 
 /// The sending end of an RCP connection. See the module docs.
@@ -93,9 +151,6 @@ pub struct RcpSender {
     req_edge: u64,
     /// The receiver's in-order point (purge point).
     dequeued: u64,
-    /// Bytes `kept_base ..` kept for re-requests.
-    kept: VecDeque<u8>,
-    kept_base: u64,
     /// Cyclic buffer of the last three pulled blocks served.
     cyclic: [Option<PullBlock>; 3],
     cyclic_next: usize,
@@ -113,6 +168,8 @@ pub struct RcpSender {
     close_linger: Duration,
     stats: SenderStats,
     scratch: Vec<u8>,
+    reads: HostReads,
+    read_ahead: u64,
 }
 
 impl std::fmt::Debug for RcpSender {
@@ -127,75 +184,83 @@ impl std::fmt::Debug for RcpSender {
     }
 }
 
-/// Why a SYN was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AcceptError {
-    /// Not a decodable RCP SYN request.
-    #[error("not an RCP SYN: {0}")]
-    NotSyn(String),
-    /// The store does not hold the named object.
-    #[error("unknown object")]
-    UnknownObject,
-}
-
-fn micros(now: Time) -> u32 {
+pub(crate) fn micros(now: Time) -> u32 {
     (now.as_micros() as u32).max(1)
 }
 
+/// The segment size a receiver's SYN asks for (its `deq` field), within what a datagram
+/// holds.
+pub(crate) fn syn_mss(deq: u32) -> u16 {
+    deq.clamp(64, 65_000) as u16
+}
+
+/// SND.WND of a sender opened at `start`: the object, what the store has available, and the
+/// configured reverse window.
+pub(crate) fn initial_window(
+    config: &RcpConfig,
+    object_len: u64,
+    available: Option<u64>,
+    start: u64,
+) -> u64 {
+    let w = object_len.min(available.unwrap_or(u64::MAX));
+    if config.sender_window > 0 {
+        w.min(start.saturating_add(config.sender_window))
+    } else {
+        w
+    }
+}
+
 impl RcpSender {
-    /// Accepts a SYN request for an object in `store` (passive open) arriving at `now`. The
-    /// SYN+ACK is sent on the next [`RcpSender::poll_transmit`].
-    pub fn accept(
+    /// A sender for a receiver that proved its address (see [`super::RcpAcceptor`]), opened
+    /// at `now`.
+    pub(crate) fn open(
         config: &RcpConfig,
         store: Arc<dyn ObjectStore>,
         now: Time,
-        bytes: &[u8],
-    ) -> Result<RcpSender, AcceptError> {
-        let r = Request::decode(bytes).map_err(|e| AcceptError::NotSyn(e.to_string()))?;
-        if !r.flags.contains(Flags::SYN) {
-            return Err(AcceptError::NotSyn("SYN flag missing".into()));
-        }
-        let object_len = store
-            .object_len(r.object)
-            .ok_or(AcceptError::UnknownObject)?;
-        let start = r.req.min(object_len);
-        // The SYN's `deq` carries the receiver's segment size.
-        let mss = u64::from(r.deq).clamp(64, 65_000);
+        o: Opening<'_>,
+    ) -> RcpSender {
+        let start = o.start.min(o.object_len);
         let idle_timeout =
             (config.idle_timeout_ms > 0).then(|| Duration::from_millis(config.idle_timeout_ms));
         let two_max_rto = Duration::from_millis(config.max_rto_ms.saturating_mul(2));
-        Ok(RcpSender {
-            conn_id: r.conn_id,
-            name: r.object.to_vec(),
+        RcpSender {
+            conn_id: o.conn_id,
+            name: o.name[..o.name.len().min(MAX_OBJECT_NAME)].to_vec(),
             store,
-            object_len,
-            mss,
+            object_len: o.object_len,
+            mss: u64::from(o.mss.max(1)),
             sender_window: config.sender_window,
-            state: TxState::SynReceived,
+            state: TxState::Established,
             snd_nxt: start,
             req_edge: start,
             dequeued: start,
-            kept: VecDeque::new(),
-            kept_base: start,
             cyclic: [None; 3],
             cyclic_next: 0,
             max_pull_served: 0,
             pulls: VecDeque::new(),
-            control: VecDeque::from([Control::SynAck]),
-            available: None,
-            last_window_sent: 0,
-            ts_recent: r.ts_val,
+            control: VecDeque::new(),
+            available: o.available,
+            // The SYN+ACK advertised this window.
+            last_window_sent: initial_window(config, o.object_len, o.available, start),
+            ts_recent: 0,
             last_heard: now,
             idle_timeout,
             close_linger: idle_timeout.map_or(two_max_rto, |t| t.min(two_max_rto)),
             stats: SenderStats::default(),
             scratch: Vec::new(),
-        })
+            reads: HostReads::default(),
+            read_ahead: config.read_ahead,
+        }
     }
 
     /// Connection id.
     pub fn conn_id(&self) -> ConnId {
         self.conn_id
+    }
+
+    /// The object this connection serves.
+    pub fn object_name(&self) -> &[u8] {
+        &self.name
     }
 
     /// State.
@@ -218,9 +283,27 @@ impl RcpSender {
         self.dequeued
     }
 
-    /// Bytes held in the send buffer for possible re-requests.
+    /// Object bytes held (read ahead through the host, or a pulled segment waiting).
     pub fn buffered_bytes(&self) -> usize {
-        self.kept.len()
+        self.reads.held()
+    }
+
+    /// Pulled blocks waiting to be served.
+    pub fn queued_pulls(&self) -> usize {
+        self.pulls.len()
+    }
+
+    /// Bytes of memory this sender holds at most: read-ahead and one pulled segment of object
+    /// bytes, the segment being encoded, the queued pulls, the name and the fixed state.
+    pub fn memory_bound(&self) -> usize {
+        let seg = usize::try_from(self.mss).unwrap_or(usize::MAX);
+        let ahead = usize::try_from(self.read_ahead.max(self.mss)).unwrap_or(usize::MAX);
+        ahead
+            .saturating_add(seg.saturating_mul(2))
+            .saturating_add(DATA_FIXED_LEN)
+            .saturating_add(MAX_QUEUED_PULLS * std::mem::size_of::<PullBlock>())
+            .saturating_add(MAX_OBJECT_NAME)
+            .saturating_add(std::mem::size_of::<RcpSender>())
     }
 
     /// Limits what the receiver may request to `offset` (a data-limited application; `None`
@@ -253,6 +336,23 @@ impl RcpSender {
         }
     }
 
+    /// The host gives up on this connection (its object cannot be read, or the application
+    /// aborts): a reset is sent and the connection then expires.
+    pub fn abort(&mut self) {
+        if self.state == TxState::Expired {
+            return;
+        }
+        self.close();
+        self.control.clear();
+        self.control.push_back(Control::Reset);
+    }
+
+    fn close(&mut self) {
+        self.state = TxState::Closed;
+        self.pulls.clear();
+        self.reads.clear();
+    }
+
     /// Handles one REQ. Malformed or foreign datagrams are ignored (returned as an error).
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
         let r = Request::decode(bytes).map_err(|e| e.to_string())?;
@@ -264,36 +364,34 @@ impl RcpSender {
         }
         self.last_heard = self.last_heard.max(now);
         if r.flags.contains(Flags::RST) {
-            self.state = TxState::Closed;
+            self.close();
+            self.control.clear();
             return Ok(());
         }
         if r.flags.contains(Flags::SYN) {
-            if !self.control.contains(&Control::SynAck) {
+            // A late copy of the SYN (the acceptor answered the first ones): answer it with a
+            // SYN+ACK without a token, which the established receiver takes as a sign that
+            // its ACK was lost. This sender's peer has proved its address, so the reply goes
+            // nowhere new.
+            if self.state == TxState::Established && !self.control.contains(&Control::SynAck) {
                 self.control.push_back(Control::SynAck);
             }
             return Ok(());
         }
         if r.flags.contains(Flags::FIN) {
             // Teardown as in TCP: answer FIN with FIN+ACK (again for a repeated FIN).
-            self.state = TxState::Closed;
-            self.pulls.clear();
+            self.close();
             self.control.retain(|c| *c == Control::FinAck);
             if self.control.is_empty() {
                 self.control.push_back(Control::FinAck);
             }
             return Ok(());
         }
-        if self.state == TxState::Closed {
+        if self.state == TxState::Closed || !r.flags.contains(Flags::ACK) {
             return Ok(());
         }
-        if self.state == TxState::SynReceived {
-            if !r.flags.contains(Flags::ACK) {
-                return Ok(());
-            }
-            self.state = TxState::Established;
-        }
         self.ts_recent = r.ts_val;
-        self.purge(r.dequeued());
+        self.dequeued = self.dequeued.max(r.dequeued());
         self.req_edge = self.req_edge.max(r.req.min(self.window()));
         self.serve_blocks(&r);
         if r.mode.contains(RequestMode::PROBE) && !self.control.contains(&Control::WindowUpdate) {
@@ -319,45 +417,110 @@ impl RcpSender {
             self.cyclic[self.cyclic_next] = Some(*b);
             self.cyclic_next = (self.cyclic_next + 1) % self.cyclic.len();
             if b.end > self.dequeued {
-                self.pulls.push_back(*b);
+                if self.pulls.len() < MAX_QUEUED_PULLS {
+                    self.pulls.push_back(*b);
+                } else {
+                    self.stats.pulls_dropped += 1;
+                }
             }
         }
     }
 
-    /// SEG.DEQ: the receiver holds everything below `upto`; drop it from the send buffer.
-    fn purge(&mut self, upto: u64) {
-        if upto <= self.dequeued {
-            return;
+    /// The next segment to send, if any: the front pull (pulls wholly below the receiver's
+    /// in-order point or outside the window are dropped), else new cumulative data.
+    fn next_head(&mut self) -> Option<Head> {
+        let limit = self.window().min(self.object_len);
+        while let Some(b) = self.pulls.front().copied() {
+            let start = b.start.max(self.dequeued);
+            let end = b.end.min(limit).min(start.saturating_add(self.mss));
+            if end > start {
+                return Some(Head {
+                    start,
+                    end,
+                    pull_id: b.id,
+                    pull: true,
+                });
+            }
+            self.pulls.pop_front();
         }
-        self.dequeued = upto;
-        let drop = upto
-            .saturating_sub(self.kept_base)
-            .min(self.kept.len() as u64);
-        self.kept.drain(..drop as usize);
-        self.kept_base = self.kept_base.saturating_add(drop);
-        if self.kept.is_empty() {
-            self.kept_base = self.kept_base.max(upto);
-        }
+        let end = self
+            .req_edge
+            .min(limit)
+            .min(self.snd_nxt.saturating_add(self.mss));
+        (end > self.snd_nxt).then_some(Head {
+            start: self.snd_nxt,
+            end,
+            pull_id: 0,
+            pull: false,
+        })
     }
 
-    /// Copies object bytes `[start, end)` into the scratch buffer, from the send buffer when it
-    /// holds them, else from the store.
-    fn load(&mut self, start: u64, end: u64) {
-        self.scratch.clear();
-        let kept_end = self.kept_base.saturating_add(self.kept.len() as u64);
-        if start >= self.kept_base && end <= kept_end {
-            let a = (start - self.kept_base) as usize;
-            let b = (end - self.kept_base) as usize;
-            self.scratch.extend(self.kept.range(a..b));
+    /// The segment `h` was sent: advance the pull queue or SND.NXT.
+    fn commit(&mut self, h: Head) {
+        if h.pull {
+            if let Some(b) = self.pulls.pop_front() {
+                if h.end < b.end {
+                    self.pulls.push_front(PullBlock { start: h.end, ..b });
+                }
+            }
+            self.stats.pulls_served += 1;
+            // A pull that covers SND.NXT advances it (its cumulative REQ may have been lost).
+            if h.start <= self.snd_nxt && self.snd_nxt < h.end {
+                self.snd_nxt = h.end;
+            }
         } else {
-            self.store
-                .read(&self.name, start, (end - start) as usize, &mut self.scratch);
-            if start == kept_end && start >= self.dequeued {
-                self.kept.extend(self.scratch.iter().copied());
-            } else if self.kept.is_empty() && start >= self.dequeued {
-                self.kept_base = start;
-                self.kept.extend(self.scratch.iter().copied());
+            self.snd_nxt = h.end;
+        }
+        self.reads.trim(self.snd_nxt);
+        self.stats.data_sent += 1;
+        self.stats.bytes_sent += h.end - h.start;
+    }
+
+    /// Puts the bytes of `h` into the scratch buffer: held ones, or the store's if it can read
+    /// without blocking. False if the host must read them first.
+    fn load(&mut self, h: Head) -> bool {
+        self.scratch.clear();
+        if self.reads.take(h.start, h.end, &mut self.scratch) {
+            return true;
+        }
+        let len = usize::try_from(h.end - h.start).unwrap_or(usize::MAX);
+        if self
+            .store
+            .read_now(&self.name, h.start, len, &mut self.scratch)
+        {
+            return true;
+        }
+        self.scratch.clear();
+        self.reads.activate();
+        false
+    }
+
+    /// The next range of object bytes this sender needs the host to read (only for a store
+    /// that declined [`ObjectStore::read_now`]): the pulled segment it will send next, then
+    /// cumulative data read ahead up to [`RcpConfig::read_ahead`] bytes past SND.NXT. Each
+    /// range is asked once; answer with [`RcpSender::supply`] (or [`RcpSender::abort`] if it
+    /// cannot be read), then call [`RcpSender::poll_transmit`] again.
+    pub fn poll_read(&mut self) -> Option<ReadRequest> {
+        if !self.reads.active() || self.state != TxState::Established {
+            return None;
+        }
+        let head = self.next_head()?;
+        if head.pull {
+            if let Some(r) = self.reads.want_pull(head.start, head.end) {
+                return Some(r);
             }
+        }
+        let need_end = self.req_edge.min(self.window()).min(self.object_len);
+        let cap = self.read_ahead.max(self.mss);
+        self.reads.want_ahead(self.snd_nxt, need_end, cap)
+    }
+
+    /// The host read `bytes` of this connection's object from `offset`, answering a
+    /// [`RcpSender::poll_read`]. Bytes nobody asked for are ignored; fewer bytes than asked
+    /// leave the rest to be asked again.
+    pub fn supply(&mut self, offset: u64, bytes: &[u8]) {
+        if self.state == TxState::Established {
+            self.reads.supply(offset, bytes, self.snd_nxt);
         }
     }
 
@@ -368,19 +531,23 @@ impl RcpSender {
         match self.state {
             TxState::Expired => None,
             TxState::Closed => Some(self.last_heard + self.close_linger),
-            TxState::SynReceived | TxState::Established => {
-                self.idle_timeout.map(|t| self.last_heard + t)
-            }
+            TxState::Established => self.idle_timeout.map(|t| self.last_heard + t),
         }
     }
 
     /// Expires the connection if its deadline has passed (early or repeated calls do nothing).
     pub fn handle_timeout(&mut self, now: Time) {
         if self.poll_timeout().is_some_and(|t| t <= now) {
-            self.state = TxState::Expired;
-            self.pulls.clear();
-            self.control.clear();
+            self.expire();
         }
+    }
+
+    fn expire(&mut self) {
+        self.state = TxState::Expired;
+        self.pulls.clear();
+        self.control.clear();
+        self.reads.clear();
+        self.scratch = Vec::new();
     }
 
     /// Whether the host may drop this connection (it has expired).
@@ -388,7 +555,8 @@ impl RcpSender {
         self.state == TxState::Expired
     }
 
-    /// Writes the next DATA into `buf` (cleared first); returns its length, or `None`.
+    /// Writes the next DATA into `buf` (cleared first); returns its length, or `None` (nothing
+    /// to send, or the bytes to send next are still being read by the host).
     pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
         let mut d = Data {
             conn_id: self.conn_id,
@@ -399,14 +567,28 @@ impl RcpSender {
             ts_val: micros(now),
             ts_ecr: self.ts_recent,
             pull_id: 0,
+            token: None,
             payload: &[],
         };
         if let Some(c) = self.control.pop_front() {
-            d.object_len = Some(self.object_len);
             match c {
-                Control::SynAck => d.flags = Flags::SYN | Flags::ACK,
-                Control::FinAck => d.flags = Flags::FIN | Flags::ACK,
-                Control::WindowUpdate => self.stats.window_updates += 1,
+                Control::SynAck => {
+                    d.flags = Flags::SYN | Flags::ACK;
+                    d.object_len = Some(self.object_len);
+                }
+                Control::FinAck => {
+                    d.flags = Flags::FIN | Flags::ACK;
+                    d.object_len = Some(self.object_len);
+                }
+                Control::WindowUpdate => {
+                    d.object_len = Some(self.object_len);
+                    self.stats.window_updates += 1;
+                }
+                Control::Reset => {
+                    d.flags = Flags::RST;
+                    d.window = 0;
+                    self.expire();
+                }
             }
             self.last_window_sent = self.last_window_sent.max(d.window);
             buf.clear();
@@ -416,57 +598,38 @@ impl RcpSender {
         if self.state != TxState::Established {
             return None;
         }
-        let limit = self.window().min(self.object_len);
-        let (start, end, pull_id) = if let Some(b) = self.pulls.pop_front() {
-            let start = b.start.max(self.dequeued);
-            let end = b.end.min(limit).min(start.saturating_add(self.mss));
-            if end < b.end && end > start {
-                self.pulls.push_front(PullBlock { start: end, ..b });
-            }
-            if end <= start {
-                return self.poll_transmit(now, buf);
-            }
-            self.stats.pulls_served += 1;
-            if start <= self.snd_nxt && self.snd_nxt < end {
-                self.snd_nxt = end;
-            }
-            (start, end, b.id)
-        } else {
-            let end = self
-                .req_edge
-                .min(limit)
-                .min(self.snd_nxt.saturating_add(self.mss));
-            if end <= self.snd_nxt {
-                return None;
-            }
-            let start = self.snd_nxt;
-            self.snd_nxt = end;
-            (start, end, 0)
-        };
-        self.load(start, end);
-        self.stats.data_sent += 1;
-        self.stats.bytes_sent += end - start;
+        let head = self.next_head()?;
+        if !self.load(head) {
+            return None;
+        }
+        if self.scratch.len() != usize::try_from(head.end - head.start).unwrap_or(usize::MAX) {
+            // The store broke its contract (the object is shorter than it said): reset rather
+            // than send wrong bytes.
+            self.abort();
+            return self.poll_transmit(now, buf);
+        }
+        self.commit(head);
         self.last_window_sent = self.last_window_sent.max(d.window);
-        d.seq = start;
-        d.pull_id = pull_id;
+        d.seq = head.start;
+        d.pull_id = head.pull_id;
         d.payload = &self.scratch;
-        let mut out = std::mem::take(buf);
-        out.clear();
-        d.encode(&mut out);
-        *buf = out;
+        buf.clear();
+        d.encode(buf);
         Some(buf.len())
     }
 }
 
 /// The reset a host sends for a request it cannot serve — one for a connection it does not
-/// hold (expired, or never had), or a SYN for an object its store does not hold (so that the
-/// receiver can turn to another mirror at once) — written into `buf`. `None` (nothing to send)
-/// for a datagram that is not a decodable request, and for a reset (never answered, so two
-/// hosts cannot trade resets). A host draws each reset it sends from a
-/// [`super::ResetLimiter`].
+/// hold (expired, or never had, or a token that does not verify), or a SYN for an object its
+/// store does not hold (so that the receiver can turn to another mirror at once) — written
+/// into `buf`. `None` (nothing to send) for a datagram that is not a decodable request, for a
+/// reset (never answered, so two hosts cannot trade resets), and for a request shorter than
+/// the reset: a host never sends an unvalidated address more bytes than it received (a
+/// receiver's plain requests are shorter than a reset; its SYNs, pulls and token echoes are
+/// not). A host draws each reset it sends from a [`super::ResetLimiter`].
 pub fn reset_for(now: Time, request: &[u8], buf: &mut Vec<u8>) -> Option<usize> {
     let r = Request::decode(request).ok()?;
-    if r.flags.contains(Flags::RST) {
+    if r.flags.contains(Flags::RST) || request.len() < DATA_FIXED_LEN {
         return None;
     }
     let d = Data {
@@ -478,6 +641,7 @@ pub fn reset_for(now: Time, request: &[u8], buf: &mut Vec<u8>) -> Option<usize> 
         ts_val: micros(now),
         ts_ecr: r.ts_val,
         pull_id: 0,
+        token: None,
         payload: &[],
     };
     buf.clear();

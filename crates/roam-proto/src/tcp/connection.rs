@@ -10,6 +10,7 @@ use roam_wire::{
     Segment,
 };
 
+use super::cookie::Negotiated;
 use super::receiver::Receiver;
 use super::sender::{AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
@@ -17,17 +18,23 @@ use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
 use crate::Time;
 
-/// Initial sequence number. Connections are told apart by their random [`ConnId`], not by the
-/// ISN, so the ISN can be fixed; sequence numbers are 64-bit and never wrap.
-const ISN: u64 = 0;
+/// The largest initial sequence number: ISNs are below 2^62, so that a connection's 64-bit
+/// sequence numbers never reach the end of the sequence space (2^62 bytes are 4.6 EB). The
+/// host draws a client's ISN at random (see [`Connection::connect`]); a server's ISN is its
+/// SYN cookie (`docs/HANDSHAKE.md`). A SYN or SYN-ACK with a larger one is dropped.
+pub const MAX_ISN: u64 = (1 << 62) - 1;
+
+/// A SYN-ACK or handshake-completing segment whose timestamp echo implies a round trip this
+/// long or longer gives no RTT sample (its echo is stale or forged).
+const MAX_RTT_SAMPLE: Duration = Duration::from_secs(120);
 
 /// RFC 793 connection states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
-    /// SYN sent, waiting for SYN-ACK.
+    /// SYN sent, waiting for SYN-ACK. (A server keeps no state before the client's first
+    /// segment echoes its SYN cookie, so there is no SYN-RECEIVED state: see
+    /// [`super::TcpAcceptor`].)
     SynSent,
-    /// SYN received and SYN-ACK sent, waiting for the ACK.
-    SynReceived,
     /// Open in both directions.
     Established,
     /// We closed; our FIN is not yet acknowledged.
@@ -87,18 +94,26 @@ pub struct ConnStats {
     pub sender: SenderStats,
 }
 
-/// Why a datagram could not open a connection.
+/// Why a connection (or an acceptor) could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AcceptError {
-    /// Not a valid segment.
-    #[error("malformed datagram: {0}")]
-    Decode(#[from] DecodeError),
-    /// A valid segment, but not a connection-opening SYN.
-    #[error("not a SYN")]
-    NotSyn,
+pub enum OpenError {
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// An initial sequence number above [`MAX_ISN`].
+    #[error("initial sequence number {0} above {MAX_ISN}")]
+    IsnOutOfRange(u64),
+}
+
+/// A client's wait for proof that the server holds the connection (docs/HANDSHAKE.md): the
+/// server keeps no state until the client's first segment arrives, so a client that has
+/// nothing outstanding repeats its handshake ACK until the server answers anything.
+#[derive(Debug, Clone, Copy)]
+struct Unconfirmed {
+    /// When to repeat the ACK (if nothing is outstanding then).
+    deadline: Time,
+    /// Repetitions so far.
+    retries: u32,
 }
 
 /// One endpoint of a TCP-like connection. See the [module docs](super) for the driving loop.
@@ -108,6 +123,14 @@ pub struct Connection {
     cc: CcKind,
     conn_id: ConnId,
     state: State,
+    /// Our initial sequence number (ISS): the SYN's, or the SYN-ACK's (the SYN cookie).
+    iss: u64,
+    /// The peer's initial sequence number (IRS), once known.
+    irs: u64,
+    /// Opened by a validated cookie echo (server side).
+    passive: bool,
+    /// Client side: the server has not yet shown that it holds the connection.
+    unconfirmed: Option<Unconfirmed>,
     sack: bool,
     sender: Sender,
     receiver: Receiver,
@@ -126,28 +149,53 @@ pub struct Connection {
     stats: ConnStats,
 }
 
-fn ts_of(now: Time) -> u32 {
-    // RFC 7323 timestamps: a wrapping microsecond clock.
+/// Heap a connection holds beside its buffers, scoreboard and PER window, at most: the
+/// event queue (a handful), TCP-Probing's abandoned exchanges (at most 32: one per power of
+/// two of restarts), the controller's state — for TCP-ATL its local-link average (at most 4097
+/// change points of 16 bytes, a ring of 8192 after doubling) and its loss window (33 buckets).
+fn heap_slack(cc: CcKind) -> usize {
+    const SMALL: usize = 4096;
+    match cc {
+        CcKind::Atl => SMALL + 8192 * 16,
+        CcKind::NewReno | CcKind::Westwood => SMALL,
+    }
+}
+
+/// `base` doubled `retries` times (at most 10), at most `max` (whatever the configured values).
+fn backoff(base: Duration, retries: u32, max: Duration) -> Duration {
+    base.checked_mul(1 << retries.min(10))
+        .unwrap_or(Duration::MAX)
+        .min(max)
+}
+
+/// RFC 7323 timestamps: a wrapping microsecond clock.
+pub(crate) fn ts_of(now: Time) -> u32 {
     now.as_micros() as u32
 }
 
+/// The round trip a timestamp echo implies, if plausible.
+fn echo_rtt(now: Time, ts_ecr: u32) -> Option<Duration> {
+    let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(ts_ecr)));
+    (rtt < MAX_RTT_SAMPLE).then_some(rtt)
+}
+
 impl Connection {
-    fn new(cfg: Arc<TcpConfig>, cc: CcKind, conn_id: ConnId, state: State) -> Self {
+    fn new(cfg: Arc<TcpConfig>, cc: CcKind, conn_id: ConnId, state: State, iss: u64) -> Self {
         let mss = u64::from(cfg.mss);
-        let sender = Sender::new(&cfg, cc, mss, cfg.sack, ISN + 1);
-        let receiver = Receiver::new(
-            ISN + 1,
-            cfg.recv_buffer,
-            mss,
-            cfg.delayed_ack,
-            cfg.delayed_ack_ms,
-        );
+        // iss <= MAX_ISN: checked by both constructors.
+        let sender = Sender::new(&cfg, cc, mss, cfg.sack, iss + 1);
+        // A placeholder until the peer's ISN is known (negotiate replaces it).
+        let receiver = Receiver::new(0, cfg.recv_buffer, mss, cfg.delayed_ack, cfg.delayed_ack_ms);
         Connection {
             sack: cfg.sack,
             cfg,
             cc,
             conn_id,
             state,
+            iss,
+            irs: 0,
+            passive: false,
+            unconfirmed: None,
             sender,
             receiver,
             syn_pending: true,
@@ -163,52 +211,70 @@ impl Connection {
         }
     }
 
-    /// Opens a connection actively (client side). `conn_id` should be random (the host's RNG).
+    /// Opens a connection actively (client side). `conn_id` should be random, and `isn` (the
+    /// initial sequence number, at most [`MAX_ISN`]) drawn at random per connection, both
+    /// from the host's RNG (the engine draws no randomness itself).
     pub fn connect(
         cfg: Arc<TcpConfig>,
         cc: CcKind,
         conn_id: ConnId,
+        isn: u64,
         now: Time,
-    ) -> Result<Self, AcceptError> {
-        cfg.validate().map_err(AcceptError::Config)?;
-        let mut c = Connection::new(cfg, cc, conn_id, State::SynSent);
+    ) -> Result<Self, OpenError> {
+        cfg.validate().map_err(OpenError::Config)?;
+        if isn > MAX_ISN {
+            return Err(OpenError::IsnOutOfRange(isn));
+        }
+        let mut c = Connection::new(cfg, cc, conn_id, State::SynSent, isn);
         c.syn_deadline = Some(now + c.cfg.initial_rto());
         Ok(c)
     }
 
-    /// Opens a connection passively from a received SYN (server side).
-    pub fn accept(
+    /// Opens the server side of a connection from the client's first segment after the
+    /// handshake, whose acknowledgement echoed the SYN cookie `iss` (verified by
+    /// [`super::TcpAcceptor`], which passes `seg.seq >= 1` and `iss <= MAX_ISN`): the
+    /// connection is established at once and processes `seg`.
+    pub(crate) fn accepted(
         cfg: Arc<TcpConfig>,
         cc: CcKind,
         now: Time,
-        datagram: &[u8],
-    ) -> Result<Self, AcceptError> {
-        cfg.validate().map_err(AcceptError::Config)?;
-        let seg = Segment::decode(datagram)?;
-        if !seg.flags.contains(Flags::SYN) || seg.flags.contains(Flags::ACK) {
-            return Err(AcceptError::NotSyn);
-        }
-        let mut c = Connection::new(cfg, cc, seg.conn_id, State::SynReceived);
-        c.negotiate(now, &seg);
+        seg: &Segment<'_>,
+        iss: u64,
+        negotiated: Negotiated,
+        local_link: Option<LinkInfo>,
+    ) -> Self {
+        let mut c = Connection::new(cfg, cc, seg.conn_id, State::Established, iss);
+        c.passive = true;
+        c.syn_pending = false;
+        c.local_link = local_link;
+        c.irs = seg.seq - 1;
+        let mss = u64::from(negotiated.mss.min(c.cfg.mss)).max(64);
+        c.negotiate(now, mss, negotiated.sack, seg.window, seg.seq);
+        // RFC 7323 §4.3: the segment's TSval is the one to echo; its TSecr echoes our SYN-ACK,
+        // which gives the first RTT sample as SYN-RECEIVED's ACK did.
         c.receiver.on_syn(seg.ts_val);
-        c.syn_deadline = Some(now + c.cfg.initial_rto());
+        if let Some(rtt) = echo_rtt(now, seg.ts_ecr) {
+            c.sender.on_handshake_rtt(rtt);
+        }
         c.stats.datagrams_received += 1;
-        Ok(c)
+        c.push_event(Event::Connected);
+        c.process(now, seg);
+        c
     }
 
-    /// Applies the peer's SYN options: MSS, SACK, window; the receiver starts after its SYN.
-    fn negotiate(&mut self, now: Time, syn: &Segment<'_>) {
-        let mss = u64::from(syn.options.mss.unwrap_or(self.cfg.mss).min(self.cfg.mss)).max(64);
-        self.sack = self.cfg.sack && syn.options.sack_permitted;
+    /// Applies the handshake's outcome: MSS, SACK, the peer's window; the receiver expects
+    /// `rcv_nxt` (one past the peer's SYN) next.
+    fn negotiate(&mut self, now: Time, mss: u64, sack: bool, peer_window: u32, rcv_nxt: u64) {
+        self.sack = sack;
         self.sender.negotiate(&self.cfg, self.cc, mss, self.sack);
         // The controller was rebuilt for the negotiated MSS: hand it the link facts the host
         // supplied before the handshake completed.
         if let Some(li) = self.local_link {
             self.sender.on_local_link(now, &li);
         }
-        self.sender.set_peer_window(u64::from(syn.window));
+        self.sender.set_peer_window(u64::from(peer_window));
         self.receiver = Receiver::new(
-            syn.seq + 1,
+            rcv_nxt,
             self.cfg.recv_buffer,
             mss,
             self.cfg.delayed_ack,
@@ -254,13 +320,31 @@ impl Connection {
         self.sack
     }
 
+    /// Our initial sequence number: the one given to [`Connection::connect`], or the server's
+    /// SYN cookie.
+    pub fn initial_seq(&self) -> u64 {
+        self.iss
+    }
+
+    /// Most bytes of memory this connection holds, whatever its peer sends: its receiver's
+    /// and sender's bounds (`docs/HANDSHAKE.md`, "Memory") and its own fixed size.
+    pub fn memory_bound(&self) -> usize {
+        std::mem::size_of::<Self>()
+            .saturating_add(heap_slack(self.cc))
+            .saturating_add(self.receiver.memory_bound())
+            .saturating_add(self.sender.memory_bound())
+    }
+
+    /// No reset waiting to be sent and no event waiting to be taken.
+    pub(crate) fn is_quiet(&self) -> bool {
+        !self.rst_pending && self.events.is_empty()
+    }
+
     /// Queues application data; returns how many bytes were accepted (bounded by the send
     /// buffer). Data written before the handshake completes is sent after it.
     pub fn write(&mut self, data: &[u8]) -> usize {
         match self.state {
-            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
-                self.sender.write(data)
-            }
+            State::SynSent | State::Established | State::CloseWait => self.sender.write(data),
             _ => 0,
         }
     }
@@ -268,9 +352,7 @@ impl Connection {
     /// Free space in the send buffer.
     pub fn write_capacity(&self) -> usize {
         match self.state {
-            State::SynSent | State::SynReceived | State::Established | State::CloseWait => {
-                self.sender.write_capacity()
-            }
+            State::SynSent | State::Established | State::CloseWait => self.sender.write_capacity(),
             _ => 0,
         }
     }
@@ -288,7 +370,7 @@ impl Connection {
                 self.sender.close();
                 self.close_requested = true;
             }
-            State::SynReceived | State::Established => {
+            State::Established => {
                 self.sender.close();
                 self.state = State::FinWait1;
             }
@@ -366,59 +448,80 @@ impl Connection {
             self.push_event(Event::Reset);
             return Ok(());
         }
-        match self.state {
-            State::SynSent => {
-                if seg.flags.contains(Flags::SYN | Flags::ACK) && seg.ack == ISN + 1 {
-                    self.negotiate(now, &seg);
-                    let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
-                    self.sender.on_handshake_rtt(rtt);
-                    self.receiver.on_syn(seg.ts_val);
-                    self.state = if self.close_requested {
-                        State::FinWait1
-                    } else {
-                        State::Established
-                    };
-                    self.syn_deadline = None;
-                    self.receiver.force_ack();
-                    self.push_event(Event::Connected);
-                }
-                return Ok(());
+        if self.state == State::SynSent {
+            if seg.flags.contains(Flags::SYN | Flags::ACK)
+                && seg.ack == self.iss + 1
+                && seg.seq <= MAX_ISN
+            {
+                self.on_syn_ack(now, &seg);
             }
-            State::SynReceived => {
-                if seg.flags.contains(Flags::SYN) && !seg.flags.contains(Flags::ACK) {
-                    // Our SYN-ACK was lost: answer the repeated SYN, echoing its timestamp so
-                    // the peer's first RTT sample measures this exchange.
-                    self.receiver.on_syn(seg.ts_val);
-                    self.syn_pending = true;
-                    return Ok(());
-                }
-                if !seg.flags.contains(Flags::ACK) || seg.ack < ISN + 1 {
-                    return Ok(());
-                }
-                let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
-                self.sender.on_handshake_rtt(rtt);
-                self.state = State::Established;
-                self.syn_deadline = None;
-                self.push_event(Event::Connected);
-            }
-            _ => {}
+            return Ok(());
+        }
+        if self.unconfirmed.is_some()
+            && seg.flags.contains(Flags::ACK)
+            && !seg.flags.contains(Flags::SYN)
+        {
+            // Only a server that holds the connection sends anything but a SYN-ACK.
+            self.unconfirmed = None;
         }
         self.process(now, &seg);
         Ok(())
     }
 
+    /// SYN-SENT receives the SYN-ACK acknowledging our SYN: established.
+    fn on_syn_ack(&mut self, now: Time, seg: &Segment<'_>) {
+        let mss = u64::from(seg.options.mss.unwrap_or(self.cfg.mss).min(self.cfg.mss)).max(64);
+        let sack = self.cfg.sack && seg.options.sack_permitted;
+        self.irs = seg.seq;
+        // seq <= MAX_ISN: checked by the caller.
+        self.negotiate(now, mss, sack, seg.window, seg.seq + 1);
+        if let Some(rtt) = echo_rtt(now, seg.ts_ecr) {
+            self.sender.on_handshake_rtt(rtt);
+        }
+        self.receiver.on_syn(seg.ts_val);
+        self.state = if self.close_requested {
+            State::FinWait1
+        } else {
+            State::Established
+        };
+        self.syn_deadline = None;
+        self.receiver.force_ack();
+        self.unconfirmed = Some(Unconfirmed {
+            deadline: now + self.sender.rtt().rto(),
+            retries: 0,
+        });
+        self.push_event(Event::Connected);
+    }
+
+    /// True for the client's handshake ACK (or a repetition of it) at the server: a pure ACK
+    /// of our SYN from a peer that has sent nothing yet, while we have sent nothing either.
+    /// The server answers it so that the client learns its connection is held
+    /// (docs/HANDSHAKE.md); the client repeats it only while unconfirmed, so this ends.
+    fn is_handshake_ack(&self, seg: &Segment<'_>) -> bool {
+        self.passive
+            && seg.flags.contains(Flags::ACK)
+            && !seg.flags.contains(Flags::SYN)
+            && !seg.flags.contains(Flags::FIN)
+            && seg.payload.is_empty()
+            && seg.ack == self.iss + 1
+            && seg.seq == self.irs + 1
+            && self.sender.snd_nxt() == self.iss + 1
+    }
+
     fn process(&mut self, now: Time, seg: &Segment<'_>) {
         if seg.flags.contains(Flags::SYN) {
-            // A repeated SYN-ACK: our handshake ACK was lost; acknowledge again.
+            // A repeated SYN-ACK (an answer to a repeated SYN): acknowledge again.
             self.receiver.force_ack();
             return;
+        }
+        if self.is_handshake_ack(seg) {
+            self.receiver.force_ack();
         }
         if let Some(peer) = peer_link(&seg.options) {
             self.sender.on_peer_link(now, &peer);
         }
         if seg.flags.contains(Flags::ACK) {
-            let rtt = Duration::from_micros(u64::from(ts_of(now).wrapping_sub(seg.ts_ecr)));
-            let rtt = (rtt < Duration::from_secs(120)).then_some(rtt);
+            let rtt = echo_rtt(now, seg.ts_ecr);
             let outcome = self.sender.on_ack(
                 now,
                 seg.ack,
@@ -469,7 +572,7 @@ impl Connection {
         if !had_fin && self.receiver.fin_received() {
             self.push_event(Event::Eof);
             match self.state {
-                State::Established | State::SynReceived => self.state = State::CloseWait,
+                State::Established => self.state = State::CloseWait,
                 State::FinWait1 => self.state = State::Closing,
                 State::FinWait2 => self.enter_time_wait(now),
                 _ => {}
@@ -491,32 +594,76 @@ impl Connection {
             }
         };
         match self.state {
-            State::SynSent | State::SynReceived => consider(self.syn_deadline),
+            State::SynSent => consider(self.syn_deadline),
             State::Closed => {}
             State::TimeWait => consider(self.time_wait_deadline),
             _ => {
                 consider(self.sender.deadline());
                 consider(self.receiver.deadline());
+                if self.nothing_outstanding() {
+                    consider(self.unconfirmed.map(|u| u.deadline));
+                }
             }
         }
         t
+    }
+
+    /// The sequence number of a segment without payload: SND.NXT, except at a client that has
+    /// not heard from the server since the SYN-ACK, whose pure ACKs and probes carry ISN + 1
+    /// (as its first data segment does) so that any of them can complete the handshake at a
+    /// server that keeps no state before it (docs/HANDSHAKE.md). A TCP-Probing probe sent
+    /// after the first data segment was lost thus opens the connection and is answered, as it
+    /// was when the server held state from the SYN.
+    fn header_seq(&self) -> u64 {
+        if self.unconfirmed.is_some() {
+            self.iss + 1
+        } else {
+            self.sender.snd_nxt()
+        }
+    }
+
+    /// Everything sent was acknowledged (or nothing was sent).
+    fn nothing_outstanding(&self) -> bool {
+        self.sender.snd_una() == self.sender.snd_nxt()
+    }
+
+    /// Client side, unconfirmed and idle at its deadline: repeat the handshake ACK, backing
+    /// off as the SYN does; give up after as many repetitions as SYNs. With data or a FIN
+    /// outstanding their retransmissions (which start at ISN + 1 too) complete the handshake.
+    fn on_unconfirmed_timeout(&mut self, now: Time) {
+        let Some(mut u) = self.unconfirmed else {
+            return;
+        };
+        if u.deadline > now || !self.nothing_outstanding() {
+            return;
+        }
+        u.retries = u.retries.saturating_add(1);
+        if u.retries > self.cfg.max_syn_retries {
+            self.unconfirmed = None;
+            self.state = State::Closed;
+            self.push_event(Event::TimedOut);
+            return;
+        }
+        self.receiver.force_ack();
+        u.deadline = now + backoff(self.sender.rtt().rto(), u.retries, self.cfg.max_rto());
+        self.unconfirmed = Some(u);
     }
 
     /// Handles expired timers (handshake retransmission, RTO, persist, delayed ACK,
     /// TIME-WAIT). Calling it early is harmless.
     pub fn handle_timeout(&mut self, now: Time) {
         match self.state {
-            State::SynSent | State::SynReceived => {
+            State::SynSent => {
                 if self.syn_deadline.is_some_and(|d| d <= now) {
-                    self.syn_retries += 1;
+                    self.syn_retries = self.syn_retries.saturating_add(1);
                     if self.syn_retries > self.cfg.max_syn_retries {
                         self.state = State::Closed;
                         self.push_event(Event::TimedOut);
                         return;
                     }
                     self.syn_pending = true;
-                    let backoff = self.cfg.initial_rto() * (1u32 << self.syn_retries.min(10));
-                    self.syn_deadline = Some(now + backoff.min(self.cfg.max_rto()));
+                    let b = backoff(self.cfg.initial_rto(), self.syn_retries, self.cfg.max_rto());
+                    self.syn_deadline = Some(now + b);
                 }
             }
             State::Closed => {}
@@ -527,6 +674,10 @@ impl Connection {
                 }
             }
             _ => {
+                self.on_unconfirmed_timeout(now);
+                if self.state == State::Closed {
+                    return;
+                }
                 self.sender.on_timeout(now);
                 self.receiver.on_timeout(now);
                 if self.sender.failed() {
@@ -548,33 +699,28 @@ impl Connection {
         }
         match self.state {
             State::Closed => None,
-            State::SynSent | State::SynReceived => {
+            State::SynSent => {
                 if !self.syn_pending {
                     return None;
                 }
                 self.syn_pending = false;
-                let mut opts = Options {
+                let opts = Options {
                     mss: Some(self.cfg.mss),
                     sack_permitted: self.cfg.sack,
                     ..Options::default()
                 };
-                let mut flags = Flags::SYN;
-                if self.state == State::SynReceived {
-                    flags.insert(Flags::ACK);
-                    opts.sack_permitted = self.sack;
-                }
-                let seg = self.segment(now, flags, ISN, opts);
+                let seg = self.segment(now, Flags::SYN, self.iss, opts);
                 Some(self.emit(&seg, None, buf))
             }
             _ => {
                 if let Some(probe) = self.probe_reply.take() {
-                    let mut seg = self.ack_segment(now, Flags::ACK, self.sender.snd_nxt());
+                    let mut seg = self.ack_segment(now, Flags::ACK, self.header_seq());
                     seg.options.probe = Some(probe);
                     return Some(self.emit(&seg, None, buf));
                 }
                 if let Some(probe) = self.sender.poll_probe(now) {
                     // A header-only probe segment (tcp-probing.txt §3.1).
-                    let mut seg = self.ack_segment(now, Flags::ACK, self.sender.snd_nxt());
+                    let mut seg = self.ack_segment(now, Flags::ACK, self.header_seq());
                     seg.options.probe = Some(probe);
                     return Some(self.emit(&seg, None, buf));
                 }
@@ -587,7 +733,7 @@ impl Connection {
                     return Some(self.emit(&seg, Some(tx), buf));
                 }
                 if self.receiver.wants_ack() {
-                    let seg = self.ack_segment(now, Flags::ACK, self.sender.snd_nxt());
+                    let seg = self.ack_segment(now, Flags::ACK, self.header_seq());
                     return Some(self.emit(&seg, None, buf));
                 }
                 None

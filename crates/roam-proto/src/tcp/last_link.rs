@@ -98,6 +98,11 @@ impl LastLinkTuning {
         }
     }
 
+    /// Most bytes the PER heuristic's window of recent transmissions holds (0 without one).
+    pub fn memory_bound(&self) -> usize {
+        self.recent.as_ref().map_or(0, RecentLossRate::memory_bound)
+    }
+
     /// Which RTT the `BW·RTT` products use.
     pub fn rtt_kind(&self) -> LastLinkRtt {
         self.cfg.rtt

@@ -35,6 +35,11 @@ impl RecentLossRate {
         self.retransmissions += usize::from(retransmission);
     }
 
+    /// Most bytes the window holds (a doubling ring of one byte per transmission).
+    pub fn memory_bound(&self) -> usize {
+        2 * self.capacity
+    }
+
     /// (retransmissions, transmissions) in the window.
     pub fn counts(&self) -> (u64, u64) {
         (self.retransmissions as u64, self.recent.len() as u64)

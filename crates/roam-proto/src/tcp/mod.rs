@@ -11,8 +11,11 @@
 //!
 //! After steps 1, 3 or any application call, repeat 2–4.
 
+mod acceptor;
 mod config;
 mod connection;
+mod cookie;
+mod endpoint;
 mod initial_pacing;
 mod last_link;
 mod loss_rate;
@@ -23,8 +26,9 @@ mod scoreboard;
 mod send_buffer;
 mod sender;
 
+pub use acceptor::{AcceptorStats, TcpAcceptor};
 pub use config::{RecoveryMode, TcpConfig};
-pub use connection::{AcceptError, ConnStats, Connection, Event, State, Transmit};
+pub use connection::{ConnStats, Connection, Event, OpenError, State, Transmit, MAX_ISN};
 pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use loss_rate::RecentLossRate;
 pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};

@@ -174,7 +174,7 @@ impl ProbeCycle {
             Phase::AwaitPr2(sent) => Some((ProbeKind::Pr2Ack, sent)),
             Phase::SendProbe1 | Phase::SendProbe2 => None,
         };
-        self.restarts += 1;
+        self.restarts = self.restarts.saturating_add(1);
         if let Some((answer, sent)) = awaited {
             if self.restarts.is_power_of_two() {
                 self.abandoned.push((self.id, answer, sent));

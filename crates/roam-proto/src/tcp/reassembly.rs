@@ -1,8 +1,21 @@
 //! The receiver's reassembly queue and SACK block generation (RFC 2018).
+//!
+//! Memory is bounded whatever the peer sends: bytes already held (in order or out of order)
+//! are never stored again, so overlapping and duplicated segments add only the bytes of their
+//! gaps; the out-of-order pieces are at most [`Reassembly::max_pieces`] (pieces beyond it are
+//! refused, as Linux prunes its out-of-order queue under memory pressure: the peer
+//! retransmits them); and the in-order queue never allocates past its capacity. Pieces are not
+//! copied together: a peer sending tiny segments from right to left would make that quadratic.
+//! The bound is stated in `docs/HANDSHAKE.md` ("Memory").
 
 use std::collections::{BTreeMap, VecDeque};
 
 use roam_wire::{SackBlock, MAX_SACK_BLOCKS};
+
+/// Bytes one stored out-of-order piece costs beside its payload, at most: its `BTreeMap`
+/// entry (key and `Vec` header) with the node's share of slack and edges, and the
+/// allocator's rounding of the payload.
+pub const PIECE_OVERHEAD: usize = 128;
 
 /// In-order bytes waiting for the application plus out-of-order ranges.
 #[derive(Debug, Clone)]
@@ -11,9 +24,15 @@ pub struct Reassembly {
     rcv_nxt: u64,
     /// In-order bytes not yet read by the application.
     ready: VecDeque<u8>,
+    /// Most bytes `ready` may need (the receive buffer): its allocation never grows past it.
+    capacity: usize,
     /// Out-of-order segments by starting sequence number (non-overlapping).
     ooo: BTreeMap<u64, Vec<u8>>,
     ooo_bytes: usize,
+    /// Most out-of-order pieces held.
+    max_pieces: usize,
+    /// Out-of-order pieces refused because `max_pieces` were held.
+    refused: u64,
     /// Starts of out-of-order blocks, most recently changed first (RFC 2018 §4).
     recent: Vec<u64>,
 }
@@ -33,15 +52,46 @@ pub enum Arrival {
 }
 
 impl Reassembly {
-    /// Expects `rcv_nxt` next.
-    pub fn new(rcv_nxt: u64) -> Self {
+    /// Expects `rcv_nxt` next, holds at most `capacity` bytes in order and at most
+    /// `max_pieces` (at least one) out-of-order pieces.
+    pub fn new(rcv_nxt: u64, capacity: usize, max_pieces: usize) -> Self {
         Reassembly {
             rcv_nxt,
             ready: VecDeque::new(),
+            capacity,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
+            max_pieces: max_pieces.max(1),
+            refused: 0,
             recent: Vec::new(),
         }
+    }
+
+    /// Most out-of-order pieces held.
+    pub fn max_pieces(&self) -> usize {
+        self.max_pieces
+    }
+
+    /// Out-of-order pieces held now.
+    pub fn pieces(&self) -> usize {
+        self.ooo.len()
+    }
+
+    /// Out-of-order pieces refused so far because the queue held its maximum.
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// Appends in-order bytes, growing the queue geometrically but never past its capacity
+    /// (left to itself a `VecDeque` doubles: up to twice the receive buffer).
+    fn extend_ready(&mut self, bytes: &[u8]) {
+        let needed = self.ready.len() + bytes.len();
+        if needed > self.ready.capacity() {
+            let target = needed.max(2 * self.ready.capacity()).min(self.capacity);
+            self.ready
+                .reserve_exact(target.saturating_sub(self.ready.len()));
+        }
+        self.ready.extend(bytes);
     }
 
     /// RCV.NXT.
@@ -51,7 +101,7 @@ impl Reassembly {
 
     /// Advances RCV.NXT past a control bit (SYN/FIN) without data.
     pub fn advance_control(&mut self) {
-        self.rcv_nxt += 1;
+        self.rcv_nxt = self.rcv_nxt.saturating_add(1);
     }
 
     /// Bytes buffered (in-order unread plus out-of-order).
@@ -85,20 +135,24 @@ impl Reassembly {
 
     /// Accepts payload starting at `seq`, already trimmed by the caller to the receive window.
     pub fn insert(&mut self, seq: u64, payload: &[u8]) -> Arrival {
-        let end = seq + payload.len() as u64;
+        // A range ending past the sequence space is never stored (the caller's window trim
+        // already excludes it; this keeps the queue sound on its own).
+        let Some(end) = seq.checked_add(payload.len() as u64) else {
+            return Arrival::Duplicate;
+        };
         if end <= self.rcv_nxt || payload.is_empty() {
             return Arrival::Duplicate;
         }
         if seq <= self.rcv_nxt {
             let skip = (self.rcv_nxt - seq) as usize;
-            self.ready.extend(&payload[skip..]);
+            self.extend_ready(&payload[skip..]);
             self.rcv_nxt = end;
             let filled = self.pull_contiguous();
             return Arrival::InOrder {
                 filled_hole: filled,
             };
         }
-        if self.store_out_of_order(seq, payload) {
+        if self.store_out_of_order(seq, payload, end) {
             Arrival::OutOfOrder
         } else {
             Arrival::Duplicate
@@ -106,8 +160,7 @@ impl Reassembly {
     }
 
     /// Stores `[seq, seq+len)` minus what is already held; returns false if nothing was new.
-    fn store_out_of_order(&mut self, seq: u64, payload: &[u8]) -> bool {
-        let end = seq + payload.len() as u64;
+    fn store_out_of_order(&mut self, seq: u64, payload: &[u8], end: u64) -> bool {
         // Collect the gaps of [seq, end) not covered by stored segments.
         let mut cursor = seq;
         let mut pieces: Vec<(u64, u64)> = Vec::new();
@@ -136,6 +189,11 @@ impl Reassembly {
         if pieces.is_empty() {
             return false;
         }
+        if self.ooo.len() + pieces.len() > self.max_pieces {
+            // Refused whole (a partial store would only add more small pieces).
+            self.refused += 1;
+            return false;
+        }
         for (s, e) in pieces {
             let a = (s - seq) as usize;
             let b = (e - seq) as usize;
@@ -145,6 +203,8 @@ impl Reassembly {
         let block_start = self.block_containing(seq).0;
         self.recent.retain(|&s| s != block_start);
         self.recent.insert(0, block_start);
+        // Without SACK nobody reads the list: keep it short anyway.
+        self.recent.truncate(MAX_SACK_BLOCKS * 2);
         true
     }
 
@@ -160,7 +220,7 @@ impl Reassembly {
             let end = s + data.len() as u64;
             if end > self.rcv_nxt {
                 let skip = (self.rcv_nxt - s) as usize;
-                self.ready.extend(&data[skip..]);
+                self.extend_ready(&data[skip..]);
                 self.rcv_nxt = end;
             }
             filled = true;
@@ -231,7 +291,7 @@ mod tests {
 
     #[test]
     fn fills_a_hole_and_reports_sack_blocks() {
-        let mut r = Reassembly::new(0);
+        let mut r = Reassembly::new(0, 1 << 20, 1000);
         assert_eq!(
             r.insert(0, &[0; 10]),
             Arrival::InOrder { filled_hole: false }
@@ -263,9 +323,83 @@ mod tests {
         assert_eq!(r.insert(5, &[9; 5]), Arrival::Duplicate);
     }
 
+    /// The stream's byte at sequence number `seq`.
+    fn byte(seq: u64) -> u8 {
+        (seq.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as u8
+    }
+
+    fn segment(seq: u64, len: u64) -> Vec<u8> {
+        (seq..seq + len).map(byte).collect()
+    }
+
+    /// A peer's worst case: thousands of tiny segments, duplicated and overlapping, beyond a
+    /// hole. Each byte is stored once, the pieces stay within their bound, and when the hole
+    /// is filled the stream is intact.
+    #[test]
+    fn tiny_overlapping_and_duplicate_segments_are_stored_once_within_the_piece_bound() {
+        let mut r = Reassembly::new(0, 10_000, 40);
+        for round in 0..20u64 {
+            for seq in 1000..1400u64 {
+                let len = 1 + (seq + round) % 3;
+                r.insert(seq, &segment(seq, len));
+                assert!(r.pieces() <= 40, "{} pieces", r.pieces());
+                assert!(r.buffered() <= 1402, "{} bytes", r.buffered());
+            }
+        }
+        assert!(r.refused() > 0, "the bound was reached");
+        // Duplicates of what is held add nothing.
+        let held = r.buffered();
+        for seq in 1000..1010 {
+            r.insert(seq, &segment(seq, 1));
+        }
+        assert_eq!(r.buffered(), held);
+        // Far apart (every other byte) they are capped too.
+        for seq in (5000..9000u64).step_by(2) {
+            r.insert(seq, &segment(seq, 1));
+        }
+        assert!(r.pieces() <= 40);
+        // The sender fills the hole and resends everything: the stream is intact.
+        assert_eq!(
+            r.insert(0, &segment(0, 9000)),
+            Arrival::InOrder { filled_hole: true }
+        );
+        assert_eq!(r.pieces(), 0);
+        let mut out = Vec::new();
+        assert_eq!(r.read(&mut out, usize::MAX), 9000);
+        assert_eq!(out, segment(0, 9000));
+    }
+
+    #[test]
+    fn the_in_order_queue_never_allocates_past_its_capacity() {
+        let capacity = 100_000;
+        let mut r = Reassembly::new(0, capacity, 10);
+        for seq in 0..capacity as u64 / 7 {
+            r.insert(seq * 7, &segment(seq * 7, 7));
+        }
+        assert_eq!(r.readable(), capacity / 7 * 7);
+        assert!(r.ready.capacity() <= capacity, "{}", r.ready.capacity());
+    }
+
+    #[test]
+    fn without_sack_the_recent_block_list_stays_short() {
+        let mut r = Reassembly::new(0, 1 << 20, 10_000);
+        for seq in (10..20_000u64).step_by(10) {
+            r.insert(seq, &segment(seq, 1));
+        }
+        assert!(r.recent.len() <= 2 * MAX_SACK_BLOCKS);
+    }
+
+    #[test]
+    fn a_range_past_the_end_of_the_sequence_space_is_not_stored() {
+        let mut r = Reassembly::new(u64::MAX - 20, 1 << 20, 1000);
+        assert_eq!(r.insert(u64::MAX - 5, &[1; 10]), Arrival::Duplicate);
+        assert_eq!(r.insert(u64::MAX - 10, &[1; 10]), Arrival::OutOfOrder);
+        assert_eq!(r.buffered(), 10);
+    }
+
     #[test]
     fn overlapping_out_of_order_data_is_stored_once() {
-        let mut r = Reassembly::new(0);
+        let mut r = Reassembly::new(0, 1 << 20, 1000);
         r.insert(10, &[1; 10]);
         r.insert(5, &[1; 20]);
         assert_eq!(r.buffered(), 20);

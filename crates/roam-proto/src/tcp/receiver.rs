@@ -4,8 +4,11 @@
 
 use std::time::Duration;
 
-use super::reassembly::{Arrival, Reassembly};
+use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD};
 use crate::Time;
+
+/// Most ranges reported corrupted (TCP-ELN) that a receiver remembers.
+const MAX_CORRUPTED_RANGES: usize = 1024;
 
 /// The receiving half.
 #[derive(Debug)]
@@ -34,17 +37,24 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// A receiver expecting `rcv_nxt` next (one past the peer's SYN).
+    /// A receiver expecting `rcv_nxt` next (one past the peer's SYN), buffering at most
+    /// `capacity` bytes of segments of at most `mss` bytes. It holds at most
+    /// `capacity / mss + 2` out-of-order pieces: a sender of full segments never needs more.
     pub fn new(rcv_nxt: u64, capacity: u64, mss: u64, delayed_ack: bool, delack_ms: u64) -> Self {
+        let max_pieces = capacity / mss.max(1) + 2;
         Receiver {
-            reasm: Reassembly::new(rcv_nxt),
+            reasm: Reassembly::new(
+                rcv_nxt,
+                usize::try_from(capacity).unwrap_or(usize::MAX),
+                usize::try_from(max_pieces).unwrap_or(usize::MAX),
+            ),
             capacity,
             mss,
             delayed_ack,
             delayed_ack_timeout: Duration::from_millis(delack_ms),
             ts_recent: 0,
             last_ack_sent: rcv_nxt,
-            rcv_adv: rcv_nxt + capacity,
+            rcv_adv: rcv_nxt.saturating_add(capacity),
             ack_now: false,
             unacked_segments: 0,
             delack_deadline: None,
@@ -62,7 +72,7 @@ impl Receiver {
         if len == 0 || end <= self.rcv_nxt() {
             return;
         }
-        if self.corrupted.len() >= 1024 {
+        if self.corrupted.len() >= MAX_CORRUPTED_RANGES {
             self.corrupted.pop_first();
         }
         let e = self.corrupted.entry(seq).or_insert(end);
@@ -114,6 +124,32 @@ impl Receiver {
         self.reasm.readable()
     }
 
+    /// Bytes held: in order and not yet read, plus out of order.
+    pub fn buffered(&self) -> usize {
+        self.reasm.buffered()
+    }
+
+    /// Out-of-order pieces held now, and at most.
+    pub fn out_of_order_pieces(&self) -> (usize, usize) {
+        (self.reasm.pieces(), self.reasm.max_pieces())
+    }
+
+    /// Out-of-order pieces refused so far because the most were held (a sender of full
+    /// segments never causes this).
+    pub fn refused_pieces(&self) -> u64 {
+        self.reasm.refused()
+    }
+
+    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead and the
+    /// ELN ranges (see `docs/HANDSHAKE.md`, "Memory").
+    pub fn memory_bound(&self) -> usize {
+        let corrupted_entry = 2 * std::mem::size_of::<u64>() + 48;
+        usize::try_from(self.capacity)
+            .unwrap_or(usize::MAX)
+            .saturating_add(self.reasm.max_pieces().saturating_mul(PIECE_OVERHEAD))
+            .saturating_add(MAX_CORRUPTED_RANGES * corrupted_entry)
+    }
+
     /// The window to advertise now: free buffer space, never shrinking the right edge.
     pub fn window(&self) -> u64 {
         let free = self.capacity.saturating_sub(self.reasm.buffered() as u64);
@@ -124,7 +160,7 @@ impl Receiver {
     /// Records that an ACK carrying the current state is being sent.
     pub fn on_ack_sent(&mut self) {
         self.last_ack_sent = self.rcv_nxt();
-        self.rcv_adv = self.rcv_nxt() + self.window();
+        self.rcv_adv = self.rcv_nxt().saturating_add(self.window());
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -168,21 +204,30 @@ impl Receiver {
         ts_val: u32,
     ) -> u64 {
         let rcv_nxt = self.rcv_nxt();
-        let seg_end = seq + payload.len() as u64 + u64::from(fin);
+        let Some(seg_end) = seq
+            .checked_add(payload.len() as u64)
+            .and_then(|end| end.checked_add(u64::from(fin)))
+        else {
+            // A segment ending past the sequence space lies beyond any window we offer: it is
+            // dropped and answered with an ACK, as any unacceptable segment (RFC 793 §3.9).
+            self.ack_now = true;
+            return 0;
+        };
         // RFC 7323 §4.3: update TS.Recent from a segment covering Last.ACK.sent.
         if seq <= self.last_ack_sent && seg_end >= self.last_ack_sent {
             self.ts_recent = ts_val;
         }
         if fin {
-            let f = seq + payload.len() as u64;
+            // seq + len < seg_end: checked above.
+            let f = seg_end - 1;
             self.fin_seq.get_or_insert(f);
         }
         if payload.is_empty() && !fin {
             return 0;
         }
         // Trim to the receive window; data beyond it is dropped (RFC 793 §3.9).
-        let right = rcv_nxt + self.window();
-        let mut end = seq + payload.len() as u64;
+        let right = rcv_nxt.saturating_add(self.window());
+        let mut end = seg_end - u64::from(fin);
         if end > right {
             end = right.max(seq);
         }
@@ -205,7 +250,7 @@ impl Receiver {
             Arrival::InOrder { filled_hole: false }
                 if self.delayed_ack && !self.reasm.has_holes() =>
             {
-                self.unacked_segments += 1;
+                self.unacked_segments = self.unacked_segments.saturating_add(1);
                 if self.unacked_segments >= 2 || usable.len() as u64 >= 2 * self.mss {
                     self.ack_now = true;
                 } else if self.delack_deadline.is_none() {
@@ -233,5 +278,43 @@ impl Receiver {
             self.ack_now = true;
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receiver() -> Receiver {
+        Receiver::new(1000, 10_000, 1000, false, 200)
+    }
+
+    #[test]
+    fn a_segment_ending_past_the_sequence_space_is_dropped_and_acknowledged() {
+        let mut r = receiver();
+        for (seq, len, fin) in [(u64::MAX - 10, 100, false), (u64::MAX, 0, true)] {
+            assert_eq!(r.on_segment(Time::ZERO, seq, &vec![1; len], fin, 7), 0);
+            assert!(r.wants_ack(), "answered like any unacceptable segment");
+            r.on_ack_sent();
+        }
+        assert_eq!(r.rcv_nxt(), 1000);
+        assert_eq!(r.reasm.buffered(), 0);
+        assert!(!r.fin_received());
+        assert_eq!(
+            r.ts_recent(),
+            0,
+            "an unacceptable segment does not set TS.Recent"
+        );
+        // The connection goes on.
+        assert_eq!(r.on_segment(Time::ZERO, 1000, &[2; 10], false, 8), 10);
+    }
+
+    #[test]
+    fn a_receiver_at_the_end_of_the_sequence_space_saturates_its_window_edge() {
+        let mut r = Receiver::new(u64::MAX - 5, 10_000, 1000, false, 200);
+        r.on_ack_sent();
+        assert_eq!(r.on_segment(Time::ZERO, u64::MAX - 5, &[3; 5], false, 1), 5);
+        assert_eq!(r.rcv_nxt(), u64::MAX);
+        assert_eq!(r.on_segment(Time::ZERO, u64::MAX, &[3; 5], false, 1), 0);
     }
 }

@@ -35,6 +35,11 @@ impl SendBuffer {
         n
     }
 
+    /// The most bytes it holds (its allocation never grows past this).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// Free space.
     pub fn free(&self) -> usize {
         self.capacity.saturating_sub(self.data.len())

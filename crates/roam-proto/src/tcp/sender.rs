@@ -248,6 +248,25 @@ impl Sender {
         self.fin_queued = true;
     }
 
+    /// The negotiated maximum segment size.
+    pub fn mss(&self) -> u64 {
+        self.mss
+    }
+
+    /// Most bytes this sender holds (`docs/HANDSHAKE.md`, "Memory"): the send buffer; the
+    /// scoreboard, one entry per outstanding segment — full segments but for at most three (a
+    /// short one sent with nothing outstanding, Nagle then holds short ones back; the last
+    /// before the FIN; the FIN) — twice over for its ring's growth; the PER heuristic's window.
+    pub fn memory_bound(&self) -> usize {
+        let buffer = self.buf.capacity();
+        let mss = usize::try_from(self.mss).unwrap_or(usize::MAX).max(1);
+        let segments = buffer / mss + 3;
+        let board = 2 * segments * std::mem::size_of::<super::scoreboard::SentSegment>();
+        buffer
+            .saturating_add(board)
+            .saturating_add(self.last_link.memory_bound())
+    }
+
     /// SND.UNA.
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -375,11 +394,12 @@ impl Sender {
             && (newly_sacked > 0 || (!self.sack && !window_changed))
         {
             // RFC 5681 §2 duplicate ACK (with SACK: one that SACKs new data, RFC 6675 §2).
-            self.dupacks += 1;
+            // A peer may send duplicate ACKs for ever: the counters saturate.
+            self.dupacks = self.dupacks.saturating_add(1);
             if let Some(cycle) = self.probe.as_mut() {
                 // tcp-probing.txt §3.1: dup-ACKs are counted in a dup-ACK-triggered cycle.
                 if cycle.trigger == ProbeTrigger::DupAcks {
-                    cycle.dupacks += 1;
+                    cycle.dupacks = cycle.dupacks.saturating_add(1);
                 }
             }
         }
@@ -575,5 +595,75 @@ impl Sender {
             .into_iter()
             .flatten()
             .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sender with `n` full segments outstanding from sequence number 1.
+    fn sending(sack: bool, n: usize) -> Sender {
+        let cfg = TcpConfig {
+            sack,
+            initial_window: n as u32,
+            ..TcpConfig::default()
+        };
+        let mut s = Sender::new(&cfg, CcKind::NewReno, 1000, sack, 1);
+        s.set_peer_window(1 << 20);
+        s.write(&vec![7; n * 1000]);
+        for _ in 0..n {
+            s.next_segment(Time::ZERO).expect("window open");
+        }
+        s
+    }
+
+    /// A peer may repeat an acknowledgement for ever: the counters and the NewReno inflation
+    /// saturate instead of overflowing.
+    #[test]
+    fn endless_duplicate_acks_saturate() {
+        for sack in [false, true] {
+            let mut s = sending(sack, 4);
+            s.dupacks = u32::MAX - 2;
+            let blocks = [SackBlock {
+                start: 1001,
+                end: 2001,
+            }];
+            for k in 0..8u32 {
+                let sack_blocks: &[SackBlock] = if sack { &blocks[..] } else { &[] };
+                s.on_ack(
+                    Time::from_millis(u64::from(k)),
+                    1,
+                    1 << 20,
+                    sack_blocks,
+                    None,
+                    false,
+                    AckMarks::default(),
+                );
+            }
+            assert!(s.dupacks >= u32::MAX - 2, "sack={sack}: {}", s.dupacks);
+            if let Some(r) = s.recovery.as_mut() {
+                r.inflation = u64::MAX - 10;
+            }
+            s.on_ack(
+                Time::from_millis(9),
+                1,
+                1 << 20,
+                &[],
+                None,
+                false,
+                AckMarks::default(),
+            );
+            s.on_ack(
+                Time::from_millis(10),
+                1001,
+                1 << 20,
+                &[],
+                None,
+                false,
+                AckMarks::default(),
+            );
+            let _ = s.next_segment(Time::from_millis(10));
+        }
     }
 }

@@ -10,9 +10,13 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use roam_proto::cc::CcKind;
-use roam_proto::tcp::{Connection, Event, TcpConfig};
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_proto::Time;
 use roam_wire::ConnId;
+
+/// The client's address as the server's acceptor sees it.
+pub const CLIENT_ADDR: &str = "10.0.0.1:4000";
 
 /// Impairments of one direction.
 #[derive(Debug, Clone, Copy, Default)]
@@ -32,6 +36,10 @@ pub struct Pair {
     pub client: Connection,
     pub server: Option<Connection>,
     pub cfg: Arc<TcpConfig>,
+    /// The server side of the handshake (stateless until the client's first segment).
+    pub acceptor: TcpAcceptor,
+    /// The server's address-validation secret.
+    pub key: TokenKey,
     /// (arrival time, seq) → (to_server, bytes)
     in_flight: BTreeMap<(Time, u64), (bool, Vec<u8>)>,
     next_id: u64,
@@ -74,13 +82,20 @@ impl Pair {
     /// A pair whose sender runs congestion controller `cc`.
     pub fn with_cc(cfg: TcpConfig, cc: CcKind, seed: u64, start: Time) -> Pair {
         let cfg = Arc::new(cfg);
-        let client =
-            Connection::connect(cfg.clone(), cc, ConnId(seed | 1), start).expect("valid config");
+        // The host's randomness: a separate stream, so the wire's draws stay as they were.
+        let mut host = ChaCha8Rng::seed_from_u64(seed ^ 0x6b65_795f_6973_6e00);
+        let isn = host.gen::<u64>() & MAX_ISN;
+        let key = TokenKey::new(host.gen());
+        let client = Connection::connect(cfg.clone(), cc, ConnId(seed | 1), isn, start)
+            .expect("valid config");
+        let acceptor = TcpAcceptor::new(cfg.clone(), CcKind::NewReno).expect("valid config");
         Pair {
             now: start,
             client,
             server: None,
             cfg,
+            acceptor,
+            key,
             in_flight: BTreeMap::new(),
             next_id: 0,
             delay: Duration::from_millis(20),
@@ -231,10 +246,20 @@ impl Pair {
                         let _ = s.handle_datagram(self.now, &bytes);
                     }
                     None => {
-                        if let Ok(s) =
-                            Connection::accept(self.cfg.clone(), CcKind::NewReno, self.now, &bytes)
-                        {
-                            self.server = Some(s);
+                        let mut out = Vec::new();
+                        match self.acceptor.on_unknown(
+                            self.now,
+                            &self.key,
+                            CLIENT_ADDR,
+                            &bytes,
+                            &mut out,
+                        ) {
+                            Unknown::Accept(s) => self.server = Some(s),
+                            Unknown::Reply { len } | Unknown::Reset { len } => {
+                                out.truncate(len);
+                                self.enqueue(false, out);
+                            }
+                            Unknown::Drop => {}
                         }
                     }
                 }

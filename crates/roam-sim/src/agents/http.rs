@@ -17,7 +17,7 @@ use roam_proto::Time;
 use roam_wire::ConnId;
 
 use super::pattern;
-use super::tcp::{accept_or_handle, flush};
+use super::tcp::{draw_isn, flush, PassiveOpen};
 use crate::agent::{Agent, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 
 /// Bytes of one request.
@@ -83,7 +83,7 @@ pub fn http_agents(p: HttpParams, e: &HttpEnds) -> (Box<dyn Agent>, Box<dyn Agen
     let client = HttpClient {
         p,
         e: e.clone(),
-        config,
+        passive: PassiveOpen::new(&config),
         conn: None,
         peer: None,
         want: None,
@@ -160,7 +160,9 @@ impl HttpServer {
 impl Agent for HttpServer {
     fn start(&mut self, ctx: &mut dyn NetCtx) {
         let id = ConnId(self.e.conn_seed ^ rand::RngCore::next_u64(ctx.rng()));
-        if let Ok(c) = Connection::connect(self.config.clone(), CcKind::default(), id, ctx.now()) {
+        let isn = draw_isn(ctx.rng());
+        let config = self.config.clone();
+        if let Ok(c) = Connection::connect(config, CcKind::default(), id, isn, ctx.now()) {
             self.conn = Some(c);
         }
         self.after_call(ctx);
@@ -188,7 +190,7 @@ impl Agent for HttpServer {
 struct HttpClient {
     p: HttpParams,
     e: HttpEnds,
-    config: Arc<TcpConfig>,
+    passive: PassiveOpen,
     conn: Option<Connection>,
     peer: Option<SockAddr>,
     /// Body length of the response being read, once its header arrived.
@@ -275,7 +277,8 @@ impl Agent for HttpClient {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if accept_or_handle(&mut self.conn, &self.config, packet, ctx.now()) {
+        let at = (self.e.client_iface, self.e.client_port, self.e.flow);
+        if self.passive.on_packet(&mut self.conn, packet, at, ctx) {
             self.peer = Some(packet.src);
         }
         self.after_call(ctx);

@@ -2,11 +2,14 @@
 //! allowed rate S(t) for as long as the flow runs (an adaptive encoder that always follows S(t)),
 //! and a sink that verifies every packet's bytes, measures delay and jitter and answers with
 //! receiver reports. Both hand their host's link facts to the engine (the wireless end's
-//! p_w/d_w/handoffs).
+//! p_w/d_w/handoffs). The sink's host opens its engine through a [`MediaAcceptor`] keyed from
+//! the run's seeded RNG: the source's first packets get stateless reports with a token, and
+//! the sink exists once a packet echoes it (`docs/HANDSHAKE-RCP.md`).
 
-use roam_proto::media::{MediaConfig, MediaReceiver, MediaSender, RateKind};
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::media::{MediaAcceptor, MediaConfig, MediaReceiver, MediaSender, RateKind};
 use roam_proto::Time;
-use roam_wire::ConnId;
+use roam_wire::{ConnId, Header};
 
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::MediaResult;
@@ -48,7 +51,9 @@ pub fn media_sink(
         flow,
         iface,
         local_port,
-        engine: MediaReceiver::new(config.report_link_info),
+        acceptor: MediaAcceptor::new(config),
+        key: None,
+        engine: None,
         peer: None,
     })
 }
@@ -180,25 +185,75 @@ struct MediaSinkAgent {
     flow: FlowIdx,
     iface: IfaceIdx,
     local_port: u16,
-    engine: MediaReceiver,
+    /// Answers packets of a flow this host holds no sink for.
+    acceptor: MediaAcceptor,
+    /// This host's address-validation key, drawn on first use.
+    key: Option<TokenKey>,
+    engine: Option<MediaReceiver>,
     peer: Option<SockAddr>,
 }
 
-impl Agent for MediaSinkAgent {
-    fn start(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(info) = ctx.link_info(self.iface) {
-            self.engine.set_link_info(ctx.now(), info);
+impl MediaSinkAgent {
+    /// A packet of no flow held here: a stateless report with a token, or — for an echo of a
+    /// valid token — the sink. Returns true if the sink opened.
+    fn unknown(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) -> bool {
+        let now = ctx.now();
+        let key = self
+            .key
+            .get_or_insert_with(|| crate::rng::token_key(ctx.rng()));
+        let mut buf = ctx.buffer();
+        match self
+            .acceptor
+            .on_unknown(now, key, &packet.src, &packet.payload, &mut buf)
+        {
+            Unknown::Reply { len } | Unknown::Reset { len } => {
+                buf.truncate(len);
+                send(ctx, self.flow, self.iface, self.local_port, packet.src, buf);
+                false
+            }
+            Unknown::Drop => {
+                ctx.give_back(buf);
+                false
+            }
+            Unknown::Accept(mut e) => {
+                ctx.give_back(buf);
+                if let Some(info) = ctx.link_info(self.iface) {
+                    e.set_link_info(now, info);
+                }
+                self.engine = Some(e);
+                self.peer = Some(packet.src);
+                true
+            }
         }
     }
+}
+
+impl Agent for MediaSinkAgent {
+    fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        let before = self.engine.stats();
-        if self.engine.handle_datagram(now, &packet.payload).is_err() {
+        let id = Header::peek_conn_id(&packet.payload).ok();
+        let ours = self
+            .engine
+            .as_ref()
+            .is_some_and(|e| Some(e.conn_id()) == id);
+        let before = match self.engine.as_ref() {
+            Some(e) if ours => e.stats(),
+            _ => {
+                if !self.unknown(packet, ctx) {
+                    return;
+                }
+                Default::default()
+            }
+        };
+        let (Some(engine), Some(peer)) = (self.engine.as_mut(), self.peer) else {
+            return;
+        };
+        if ours && engine.handle_datagram(now, &packet.payload).is_err() {
             return;
         }
-        let peer = *self.peer.get_or_insert(packet.src);
-        let s = self.engine.stats();
+        let s = engine.stats();
         let c = ctx.counters(self.flow);
         c.bytes_delivered += s.bytes - before.bytes;
         c.integrity_errors += s.integrity_errors - before.integrity_errors;
@@ -210,7 +265,7 @@ impl Agent for MediaSinkAgent {
         m.rfc3550_jitter_s = s.delay.rfc3550_jitter_s;
         loop {
             let mut buf = ctx.buffer();
-            if self.engine.poll_transmit(now, &mut buf).is_none() {
+            if engine.poll_transmit(now, &mut buf).is_none() {
                 ctx.give_back(buf);
                 break;
             }
@@ -228,8 +283,8 @@ impl Agent for MediaSinkAgent {
         if iface != self.iface {
             return;
         }
-        if let Some(info) = ctx.link_info(iface) {
-            self.engine.set_link_info(ctx.now(), info);
+        if let (Some(e), Some(info)) = (self.engine.as_mut(), ctx.link_info(iface)) {
+            e.set_link_info(ctx.now(), info);
         }
     }
 }

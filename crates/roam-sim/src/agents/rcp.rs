@@ -2,17 +2,20 @@
 //! connection and drives the transfer) and the object-serving sender, wrapping the sans-IO
 //! [`roam_proto::rcp`] engines. The receiver verifies every byte against the integrity
 //! pattern, reports wireless corruption to its engine (per-hole ELN) and, with a
-//! [`SleepPolicy`], puts its radio to sleep while the channel is bad (§3.4.4).
+//! [`SleepPolicy`], puts its radio to sleep while the channel is bad (§3.4.4). The sender's
+//! host answers the handshake through an [`RcpAcceptor`] keyed from the run's seeded RNG
+//! (`docs/HANDSHAKE-RCP.md`): a stateless SYN+ACK with a token, the connection on its echo.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
 use roam_proto::linkinfo::ChannelState;
 use roam_proto::rcp::{
-    reset_for, ObjectStore, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender, ResetLimiter,
+    ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender, ResetLimiter,
 };
 use roam_proto::Time;
-use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
+use roam_wire::{ConnId, Data, Header, UNKNOWN_LENGTH};
 
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
@@ -33,8 +36,9 @@ impl ObjectStore for PatternStore {
     fn object_len(&self, name: &[u8]) -> Option<u64> {
         (name == OBJECT_NAME).then_some(self.len)
     }
-    fn read(&self, _name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
+    fn read_now(&self, _name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
         pattern::fill(offset, len, out);
+        true
     }
 }
 
@@ -112,15 +116,16 @@ pub fn rcp_sender(
     local_port: u16,
     size: Option<u64>,
 ) -> Box<dyn Agent> {
+    let store = Arc::new(PatternStore {
+        len: size.unwrap_or(UNKNOWN_LENGTH),
+    });
     Box::new(RcpSenderAgent {
         flow,
         resets: ResetLimiter::new(config.resets_per_second),
-        config,
+        acceptor: RcpAcceptor::new(config, store),
+        key: None,
         iface,
         local_port,
-        store: Arc::new(PatternStore {
-            len: size.unwrap_or(UNKNOWN_LENGTH),
-        }),
         conn: None,
         peer: None,
         dequeued: None,
@@ -371,10 +376,12 @@ impl Agent for RcpReceiverAgent {
 
 struct RcpSenderAgent {
     flow: FlowIdx,
-    config: Arc<RcpConfig>,
+    /// Answers requests for no connection held here (the handshake, resets).
+    acceptor: RcpAcceptor,
+    /// This host's address-validation key, drawn on first use.
+    key: Option<TokenKey>,
     iface: IfaceIdx,
     local_port: u16,
-    store: Arc<PatternStore>,
     conn: Option<RcpSender>,
     peer: Option<SockAddr>,
     /// The receiver's in-order point last reported (kept when the connection expires).
@@ -391,15 +398,35 @@ impl RcpSenderAgent {
         }
     }
 
-    /// Answers a request that belongs to no connection held here with a reset.
-    fn reset(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
-        // Only a datagram that earns a reset spends the budget (garbage and resets do not).
+    /// Answers a request that belongs to no connection held here: a stateless SYN+ACK, a
+    /// reset within the budget, or — for an echo of a valid token — the connection.
+    fn unknown(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
+        let now = ctx.now();
+        let key = self
+            .key
+            .get_or_insert_with(|| crate::rng::token_key(ctx.rng()));
         let mut buf = ctx.buffer();
-        if reset_for(ctx.now(), &packet.payload, &mut buf).is_some() && self.resets.allow(ctx.now())
+        match self
+            .acceptor
+            .on_unknown(now, key, &packet.src, &packet.payload, &mut buf)
         {
-            self.emit(packet.src, buf, ctx);
-        } else {
-            ctx.give_back(buf);
+            Unknown::Reply { len } => {
+                buf.truncate(len);
+                self.emit(packet.src, buf, ctx);
+            }
+            // Only a datagram that earns a reset spends the budget (garbage and resets do
+            // not).
+            Unknown::Reset { len } if self.resets.allow(now) => {
+                buf.truncate(len);
+                self.emit(packet.src, buf, ctx);
+            }
+            Unknown::Reset { .. } | Unknown::Drop => ctx.give_back(buf),
+            Unknown::Accept(c) => {
+                ctx.give_back(buf);
+                self.dequeued = Some(c.dequeued());
+                self.conn = Some(c);
+                self.peer = Some(packet.src);
+            }
         }
     }
 
@@ -432,20 +459,16 @@ impl Agent for RcpSenderAgent {
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
+        let id = Header::peek_conn_id(&packet.payload).ok();
         match self.conn.as_mut() {
-            Some(c) => {
+            Some(c) if Some(c.conn_id()) == id => {
                 let _ = c.handle_datagram(now, &packet.payload);
                 self.dequeued = Some(c.dequeued());
             }
-            None => {
-                let store: Arc<dyn ObjectStore> = self.store.clone();
-                match RcpSender::accept(&self.config, store, now, &packet.payload) {
-                    Ok(c) => {
-                        self.dequeued = Some(c.dequeued());
-                        self.conn = Some(c);
-                        self.peer = Some(packet.src);
-                    }
-                    Err(_) => return self.reset(packet, ctx),
+            _ => {
+                self.unknown(packet, ctx);
+                if self.conn.is_none() {
+                    return;
                 }
             }
         }

@@ -1,16 +1,21 @@
 //! TCP flow agents: a bulk sender (the data source, active opener) and a sink (passive
 //! opener) wrapping the sans-IO [`roam_proto::tcp::Connection`]. The datagrams they exchange
-//! are the engine's real encoded bytes.
+//! are the engine's real encoded bytes. The active opener draws its ISN, the passive one its
+//! SYN-cookie key, from streams derived from the agent's own (`rng::derived_rng`), so the
+//! handshake's randomness moves no other draw of the run.
 
 use std::sync::Arc;
 
+use rand::Rng;
 use roam_proto::cc::CcKind;
-use roam_proto::tcp::{Connection, Event, TcpConfig};
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_wire::ConnId;
 
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
+use crate::rng::derived_rng;
 
 /// The [`Agent`] methods both TCP agents implement alike: timer expiries, link changes and
 /// corruption reports go to the agent's connection, then `after_call` reads, writes and
@@ -81,7 +86,7 @@ pub fn tcp_receiver(
 ) -> Box<dyn Agent> {
     Box::new(TcpReceiverAgent {
         flow,
-        config,
+        passive: PassiveOpen::new(&config),
         iface,
         local_port,
         conn: None,
@@ -128,28 +133,98 @@ pub(crate) fn flush(
     }
 }
 
-/// Hands `packet` to the passive-open endpoint `conn`: an open connection processes it; without
-/// one, the first valid SYN opens it (anything else is ignored). Returns true when this packet
-/// opened the connection.
-pub(crate) fn accept_or_handle(
-    conn: &mut Option<Connection>,
-    config: &Arc<TcpConfig>,
-    packet: &Packet,
-    now: roam_proto::Time,
-) -> bool {
-    match conn {
-        Some(c) => {
-            let _ = c.handle_datagram(now, &packet.payload);
-            false
+/// An active opener's initial sequence number: the host's random draw (from the agent's
+/// stream `rng`, without consuming it).
+pub(crate) fn draw_isn(rng: &rand_chacha::ChaCha8Rng) -> u64 {
+    derived_rng(rng, "tcp:isn").gen::<u64>() & MAX_ISN
+}
+
+/// The passive end of a TCP flow before its connection exists: a stateless [`TcpAcceptor`]
+/// answering SYNs with SYN cookies, keyed with a secret from the agent's random stream.
+pub(crate) struct PassiveOpen {
+    /// `None` only for a configuration the scenario loader would have refused.
+    acceptor: Option<TcpAcceptor>,
+    /// Drawn at the first datagram.
+    key: Option<TokenKey>,
+}
+
+impl PassiveOpen {
+    /// Opens connections with `config` and the default controller (a sink sends no data).
+    pub(crate) fn new(config: &Arc<TcpConfig>) -> Self {
+        PassiveOpen {
+            acceptor: TcpAcceptor::new(config.clone(), CcKind::default()).ok(),
+            key: None,
         }
-        None => match Connection::accept(config.clone(), CcKind::default(), now, &packet.payload) {
-            Ok(c) => {
+    }
+
+    /// Hands `packet` to `conn` if it is open; otherwise to the acceptor, sending its SYN-ACK
+    /// or reset from `local_port` on `iface` (counted as the flow's datagrams). Returns true
+    /// when this packet opened the connection.
+    pub(crate) fn on_packet(
+        &mut self,
+        conn: &mut Option<Connection>,
+        packet: &Packet,
+        (iface, local_port, flow): (IfaceIdx, u16, FlowIdx),
+        ctx: &mut dyn NetCtx,
+    ) -> bool {
+        let now = ctx.now();
+        if let Some(c) = conn {
+            let _ = c.handle_datagram(now, &packet.payload);
+            return false;
+        }
+        let Some(acceptor) = self.acceptor.as_mut() else {
+            return false;
+        };
+        let key = self
+            .key
+            .get_or_insert_with(|| TokenKey::new(derived_rng(ctx.rng(), "tcp:token").gen()));
+        let mut out = ctx.buffer();
+        match acceptor.on_unknown(now, key, &packet.src, &packet.payload, &mut out) {
+            Unknown::Accept(c) => {
                 *conn = Some(c);
+                ctx.give_back(out);
                 true
             }
-            Err(_) => false,
-        },
+            Unknown::Reply { len } | Unknown::Reset { len } => {
+                out.truncate(len);
+                send_reply(out, packet.src, (iface, local_port, flow), ctx);
+                false
+            }
+            Unknown::Drop => {
+                ctx.give_back(out);
+                false
+            }
+        }
     }
+}
+
+/// Sends an acceptor's answer to `dst`, counted as one of the flow's datagrams.
+fn send_reply(
+    payload: Vec<u8>,
+    dst: SockAddr,
+    (iface, src_port, flow): (IfaceIdx, u16, FlowIdx),
+    ctx: &mut dyn NetCtx,
+) {
+    let Some(src_addr) = ctx.local_addr(iface) else {
+        ctx.give_back(payload);
+        return;
+    };
+    let c = ctx.counters(flow);
+    c.datagrams_sent += 1;
+    c.transport_bytes_sent += payload.len() as u64;
+    let src = SockAddr {
+        addr: src_addr,
+        port: src_port,
+    };
+    ctx.send(
+        iface,
+        Packet {
+            src,
+            dst,
+            payload,
+            flow: Some(flow),
+        },
+    );
 }
 
 struct TcpSenderAgent {
@@ -211,7 +286,8 @@ impl TcpSenderAgent {
 impl Agent for TcpSenderAgent {
     fn start(&mut self, ctx: &mut dyn NetCtx) {
         let id = ConnId(self.conn_seed ^ rand::RngCore::next_u64(ctx.rng()));
-        match Connection::connect(self.config.clone(), self.cc, id, ctx.now()) {
+        let isn = draw_isn(ctx.rng());
+        match Connection::connect(self.config.clone(), self.cc, id, isn, ctx.now()) {
             Ok(c) => self.conn = Some(c),
             Err(_) => return, // Configuration was validated when the scenario was loaded.
         }
@@ -231,7 +307,9 @@ impl Agent for TcpSenderAgent {
         match &self.conn {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.sender().cwnd()),
-                seq: Some(c.sender().snd_una()),
+                // Relative to the random ISN: the stream offset acknowledged, plus one for the
+                // SYN (what an ISN of zero made it).
+                seq: Some(c.sender().snd_una().saturating_sub(c.initial_seq())),
             },
             None => AgentSample::default(),
         }
@@ -240,7 +318,7 @@ impl Agent for TcpSenderAgent {
 
 struct TcpReceiverAgent {
     flow: FlowIdx,
-    config: Arc<TcpConfig>,
+    passive: PassiveOpen,
     iface: IfaceIdx,
     local_port: u16,
     conn: Option<Connection>,
@@ -283,7 +361,8 @@ impl Agent for TcpReceiverAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if accept_or_handle(&mut self.conn, &self.config, packet, ctx.now()) {
+        let at = (self.iface, self.local_port, self.flow);
+        if self.passive.on_packet(&mut self.conn, packet, at, ctx) {
             self.peer = Some(packet.src);
             feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
         }

@@ -1,7 +1,10 @@
 //! The subcommands, and the small pieces they share.
 
 pub mod bench;
+pub mod get;
+pub mod perf;
 pub mod reproduce;
+pub mod serve;
 pub mod sim;
 pub mod sweep;
 

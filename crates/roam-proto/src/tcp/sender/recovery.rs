@@ -37,14 +37,14 @@ impl Sender {
                 if !self.sack {
                     // RFC 6582 §3.2 step 3 partial ACK: retransmit the first unacknowledged
                     // segment, deflate by the amount acknowledged, add back one segment.
-                    rec.inflation = rec.inflation.saturating_sub(acked) + self.mss;
+                    rec.inflation = rec.inflation.saturating_sub(acked).saturating_add(self.mss);
                     self.board.mark_first_lost();
                     self.force_retransmit = true;
                 }
                 self.recovery = Some(rec);
             } else if !self.sack && self.dupacks > self.dup_thresh {
                 // RFC 6582 §3.2 step 4: each further duplicate ACK inflates the window.
-                rec.inflation += self.mss;
+                rec.inflation = rec.inflation.saturating_add(self.mss);
                 self.recovery = Some(rec);
             }
             return;

@@ -50,7 +50,11 @@ impl Sender {
                 self.board.remark_first_lost();
                 self.force_retransmit = true;
                 self.persist_backoff = (self.persist_backoff + 1).min(6);
-                let every = self.rtt.rto() * (1 << self.persist_backoff);
+                let every = self
+                    .rtt
+                    .rto()
+                    .checked_mul(1 << self.persist_backoff)
+                    .unwrap_or(Duration::MAX);
                 self.rto_deadline = Some(now + every.min(Duration::from_secs(60)));
                 return;
             }

@@ -1,0 +1,72 @@
+//! The runtime's errors: one line each, for the CLI.
+
+use std::net::SocketAddr;
+
+/// What went wrong in the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// A socket could not be bound.
+    #[error("cannot bind {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A socket could not be bound to its device.
+    #[error("cannot bind {addr} to device {device}: {source}")]
+    Device {
+        /// The address.
+        addr: SocketAddr,
+        /// The interface name.
+        device: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The directory to serve does not exist or is not a directory.
+    #[error("cannot serve {path}: {reason}")]
+    ServeDir {
+        /// The directory.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A local file could not be written or read.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The object's metadata was malformed.
+    #[error("bad metadata for {name}: {reason}")]
+    Meta {
+        /// The object.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// The object arrived but does not match its length or digest.
+    #[error("{name}: {reason}")]
+    Integrity {
+        /// The object.
+        name: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// No server and local address left to try.
+    #[error("cannot fetch {name}: {reason}")]
+    Unreachable {
+        /// The object.
+        name: String,
+        /// The last failure.
+        reason: String,
+    },
+    /// An engine refused its configuration.
+    #[error("engine configuration: {0}")]
+    Config(String),
+    /// Any other socket error.
+    #[error("socket: {0}")]
+    Io(#[from] std::io::Error),
+}

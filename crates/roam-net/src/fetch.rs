@@ -1,0 +1,455 @@
+//! Fetching one object over RCP: its metadata (`.roam-meta/NAME`: length and BLAKE3) first,
+//! then its bytes into `FILE.roam-part`, hashed as they arrive in order, renamed to `FILE` only
+//! once length and digest match. When the local address in use or the server stops
+//! delivering, the fetch continues on a new connection from another local address or server,
+//! asking only for the bytes not yet received (see `docs/RUNTIME.md`, "Mobility").
+
+use std::fs::File;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId};
+use roam_proto::rcp::{RcpCc, RcpConfig, RcpEvent, RcpReceiver};
+use roam_wire::ConnId;
+
+use crate::engines::rcp_config;
+use crate::store::{ObjectMeta, META_PREFIX};
+use crate::{random_u64, Clock, Driver, LocalSpec, NetConn, NetError};
+
+/// What to fetch, from where, how.
+#[derive(Debug, Clone)]
+pub struct FetchPlan {
+    /// Object name on the servers.
+    pub name: String,
+    /// Servers (mirrors), tried in order.
+    pub servers: Vec<SocketAddr>,
+    /// Local addresses (interfaces), tried in order.
+    pub vias: Vec<LocalSpec>,
+    /// Receiver congestion controller.
+    pub cc: RcpCc,
+    /// A connection that delivers nothing for this long is abandoned for another local
+    /// address or server.
+    pub stall: Duration,
+    /// Attempts (connections opened) at most before giving up.
+    pub max_attempts: usize,
+    /// RCP configuration.
+    pub rcp: RcpConfig,
+}
+
+impl FetchPlan {
+    /// A plan with the defaults: NewReno, 3 s stall, the runtime's RCP configuration.
+    pub fn new(name: &str, servers: Vec<SocketAddr>, vias: Vec<SocketAddr>) -> Self {
+        FetchPlan {
+            name: name.to_string(),
+            max_attempts: 4 * servers.len().max(1) * vias.len().max(1) + 4,
+            servers,
+            vias: vias.into_iter().map(LocalSpec::addr).collect(),
+            cc: RcpCc::default(),
+            stall: Duration::from_secs(3),
+            rcp: rcp_config(),
+        }
+    }
+}
+
+/// Where a fetch stands, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes received in order (written to the file).
+    pub bytes: u64,
+    /// Object length, once known.
+    pub total: Option<u64>,
+    /// The local address in use.
+    pub via: SocketAddr,
+    /// The server in use.
+    pub server: SocketAddr,
+    /// Connections abandoned for another local address or server so far.
+    pub switches: u32,
+}
+
+/// What a finished fetch did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchReport {
+    /// Object bytes received (the object's length).
+    pub bytes: u64,
+    /// Its BLAKE3 digest (verified).
+    pub digest: [u8; 32],
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Connections abandoned for another local address or server.
+    pub switches: u32,
+    /// Bytes delivered per (local address, server), in order of use.
+    pub per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+}
+
+/// Where the bytes of a transfer go.
+trait Sink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
+}
+
+/// Counts the bytes and checks them against the generated pattern.
+struct CountSink {
+    bytes: u64,
+    wrong: u64,
+}
+
+impl Sink for CountSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        for (i, b) in bytes.iter().enumerate() {
+            if *b != crate::store::perf_byte(self.bytes + i as u64) {
+                self.wrong += 1;
+            }
+        }
+        self.bytes += bytes.len() as u64;
+        Ok(())
+    }
+}
+
+/// Receives `bytes` of a generated object (or receives until `duration` has passed) from
+/// `plan.servers[0]` over `plan.vias[0]`, checking every byte against the pattern; returns
+/// (bytes, seconds).
+pub async fn receive_generated(
+    plan: &FetchPlan,
+    bytes: u64,
+    duration: Option<Duration>,
+) -> Result<(u64, f64), NetError> {
+    let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
+    let started = Clock::wall();
+    let mut s = Session {
+        plan,
+        driver,
+        route: Route {
+            via: 0,
+            server: 0,
+            switches: 0,
+            attempts: 0,
+            refused: vec![false; plan.servers.len()],
+            per_path: Vec::new(),
+        },
+        progress: |_: &Progress| {},
+        started,
+        deadline: duration.map(|d| started + d),
+    };
+    let name = format!("{}{bytes}", crate::store::PERF_PREFIX);
+    let mut sink = CountSink { bytes: 0, wrong: 0 };
+    let got = s.transfer(&name, bytes, &mut sink).await?;
+    if sink.wrong > 0 {
+        return Err(NetError::Integrity {
+            name,
+            reason: format!("{} bytes differ from the pattern", sink.wrong),
+        });
+    }
+    Ok((got, started.elapsed().as_secs_f64()))
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+}
+
+struct FileSink {
+    file: File,
+    path: PathBuf,
+    hasher: blake3::Hasher,
+}
+
+impl Sink for FileSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        self.hasher.update(bytes);
+        self.file.write_all(bytes).map_err(|source| NetError::File {
+            path: self.path.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// The rotation over local addresses and servers.
+struct Route {
+    via: usize,
+    server: usize,
+    switches: u32,
+    attempts: usize,
+    /// Servers that reset a request for this object (they do not hold it).
+    refused: Vec<bool>,
+    per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+}
+
+struct Session<'a, F> {
+    plan: &'a FetchPlan,
+    driver: Driver<NoAcceptor<NetConn>>,
+    route: Route,
+    progress: F,
+    started: Instant,
+    /// Stop receiving at this instant (a timed `roam perf`).
+    deadline: Option<Instant>,
+}
+
+/// Fetches `plan.name` into `out`, verified. `progress` is called after every turn that
+/// delivered bytes.
+pub async fn fetch<F: FnMut(&Progress)>(
+    plan: &FetchPlan,
+    out: &Path,
+    progress: F,
+) -> Result<FetchReport, NetError> {
+    if plan.servers.is_empty() || plan.vias.is_empty() {
+        return Err(NetError::Unreachable {
+            name: plan.name.clone(),
+            reason: "no server or no local address given".into(),
+        });
+    }
+    let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
+    let mut s = Session {
+        plan,
+        driver,
+        route: Route {
+            via: 0,
+            server: 0,
+            switches: 0,
+            attempts: 0,
+            refused: vec![false; plan.servers.len()],
+            per_path: Vec::new(),
+        },
+        progress,
+        started: Clock::wall(),
+        deadline: None,
+    };
+    let meta_name = format!("{META_PREFIX}{}", plan.name);
+    let mut meta_bytes = Vec::new();
+    s.transfer(&meta_name, 1024, &mut meta_bytes).await?;
+    let meta = ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
+        name: plan.name.clone(),
+        reason,
+    })?;
+    s.route.per_path.clear();
+
+    let part = part_path(out);
+    let file = File::create(&part).map_err(|source| NetError::File {
+        path: part.display().to_string(),
+        source,
+    })?;
+    let mut sink = FileSink {
+        file,
+        path: part.clone(),
+        hasher: blake3::Hasher::new(),
+    };
+    let result = s.transfer(&plan.name, meta.len, &mut sink).await;
+    let finish = result.and_then(|got| {
+        sink.file.sync_all().map_err(|source| NetError::File {
+            path: part.display().to_string(),
+            source,
+        })?;
+        if got != meta.len {
+            return Err(NetError::Integrity {
+                name: plan.name.clone(),
+                reason: format!("received {got} bytes, the object has {}", meta.len),
+            });
+        }
+        if *sink.hasher.finalize().as_bytes() != meta.digest {
+            return Err(NetError::Integrity {
+                name: plan.name.clone(),
+                reason: "BLAKE3 digest mismatch".into(),
+            });
+        }
+        std::fs::rename(&part, out).map_err(|source| NetError::File {
+            path: out.display().to_string(),
+            source,
+        })
+    });
+    if let Err(e) = finish {
+        let _ = std::fs::remove_file(&part);
+        return Err(e);
+    }
+    Ok(FetchReport {
+        bytes: meta.len,
+        digest: meta.digest,
+        seconds: s.started.elapsed().as_secs_f64(),
+        switches: s.route.switches,
+        per_path: s.route.per_path,
+    })
+}
+
+/// `FILE.roam-part` beside `FILE`.
+fn part_path(out: &Path) -> PathBuf {
+    let mut name = out.file_name().unwrap_or_default().to_os_string();
+    name.push(".roam-part");
+    out.with_file_name(name)
+}
+
+/// Why a connection was abandoned.
+enum Abandon {
+    /// The local address reported an error or delivered nothing.
+    Local,
+    /// The server reset, failed or stopped answering.
+    Server,
+}
+
+impl<F: FnMut(&Progress)> Session<'_, F> {
+    /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink`, switching
+    /// connections as needed; returns the bytes received.
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError> {
+        let mut got = 0u64;
+        let mut total: Option<u64> = None;
+        let mut chunk = Vec::new();
+        loop {
+            let (h, via_addr, server) = self.open(object, got, limit)?;
+            let mut last_progress = Clock::wall();
+            let mut connected = false;
+            let outcome = loop {
+                self.driver.step(Duration::from_millis(50)).await;
+                let ep = self.driver.endpoint();
+                let Some(NetConn::RcpReceiver(r)) = ep.connection_mut(h) else {
+                    break Abandon::Server;
+                };
+                chunk.clear();
+                let n = r.read(&mut chunk, usize::MAX) as u64;
+                let mut ended = None;
+                while let Some(ev) = r.poll_event() {
+                    match ev {
+                        RcpEvent::Connected { object_len } => {
+                            connected = true;
+                            last_progress = Clock::wall();
+                            if let Some(len) = object_len {
+                                total = Some(len.min(limit));
+                            }
+                        }
+                        RcpEvent::Eof | RcpEvent::Closed => ended = Some(true),
+                        RcpEvent::Reset => {
+                            self.route.refused[self.route.server] = true;
+                            ended = Some(false);
+                        }
+                        RcpEvent::Failed | RcpEvent::TimedOut => ended = Some(false),
+                    }
+                }
+                if n > 0 {
+                    sink.put(&chunk)?;
+                    got += n;
+                    last_progress = Clock::wall();
+                    if let Some(p) = self.route.per_path.last_mut() {
+                        p.2 += n;
+                    }
+                    (self.progress)(&Progress {
+                        bytes: got,
+                        total,
+                        via: via_addr,
+                        server,
+                        switches: self.route.switches,
+                    });
+                }
+                let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);
+                if total.is_some_and(|t| got >= t) || ended == Some(true) || timed_out {
+                    tracing::debug!(stats = ?r.stats(), pipe = ?r.pipe().stats(), "transfer done");
+                    // Send the FIN the receiver queued, then forget the connection.
+                    self.driver.flush().await;
+                    self.driver.endpoint().remove(h);
+                    return Ok(got);
+                }
+                if ended == Some(false) {
+                    break if connected {
+                        Abandon::Local
+                    } else {
+                        Abandon::Server
+                    };
+                }
+                if self.driver.local_error(self.route.via).is_some() {
+                    break Abandon::Local;
+                }
+                if last_progress.elapsed() >= self.plan.stall {
+                    break if connected {
+                        Abandon::Local
+                    } else {
+                        Abandon::Server
+                    };
+                }
+            };
+            self.driver.endpoint().remove(h);
+            self.switch(outcome)?;
+        }
+    }
+
+    /// Opens a receiver for `object` bytes `from .. limit` on the current route.
+    fn open(
+        &mut self,
+        object: &str,
+        from: u64,
+        limit: u64,
+    ) -> Result<(Handle, SocketAddr, SocketAddr), NetError> {
+        self.route.attempts += 1;
+        let via = self.route.via;
+        let server = self.plan.servers[self.route.server];
+        let via_addr = self
+            .driver
+            .local_addr(via)
+            .unwrap_or(self.plan.vias[via].addr);
+        let now = self.driver.now();
+        let r = RcpReceiver::connect(
+            Arc::new(self.plan.rcp.clone()),
+            self.plan.cc,
+            ConnId(random_u64()?),
+            object.as_bytes(),
+            (from, limit),
+            now,
+        )
+        .map_err(NetError::Config)?;
+        let path = PathAddrs {
+            path: PathId::PRIMARY,
+            local: via,
+            remote: server,
+        };
+        let h = self
+            .driver
+            .endpoint()
+            .insert(now, NetConn::RcpReceiver(Box::new(r)), &[path])
+            .map_err(|e| NetError::Config(e.to_string()))?;
+        self.route.per_path.push((via_addr, server, 0));
+        tracing::debug!(%via_addr, %server, from, "opened");
+        Ok((h, via_addr, server))
+    }
+
+    /// Moves to another local address (if the local side failed and there is one) or the
+    /// next server, or gives up.
+    fn switch(&mut self, why: Abandon) -> Result<(), NetError> {
+        self.route.switches += 1;
+        if self.route.refused.iter().all(|r| *r) {
+            return Err(NetError::Unreachable {
+                name: self.plan.name.clone(),
+                reason: "every server refused it (no such object, or a reset)".into(),
+            });
+        }
+        if self.route.attempts >= self.plan.max_attempts {
+            return Err(NetError::Unreachable {
+                name: self.plan.name.clone(),
+                reason: format!(
+                    "no progress after {} attempts over {} local address(es) and {} server(s)",
+                    self.route.attempts,
+                    self.plan.vias.len(),
+                    self.plan.servers.len()
+                ),
+            });
+        }
+        let (vias, servers) = (self.plan.vias.len(), self.plan.servers.len());
+        match why {
+            Abandon::Local if vias > 1 => self.route.via = (self.route.via + 1) % vias,
+            _ if servers > 1 => {
+                self.route.server = (self.route.server + 1) % servers;
+                // Skip the servers that refused the object.
+                for _ in 0..servers {
+                    if !self.route.refused[self.route.server] {
+                        break;
+                    }
+                    self.route.server = (self.route.server + 1) % servers;
+                }
+            }
+            _ => self.route.via = (self.route.via + 1) % vias,
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,335 @@
+//! The runtime over loopback: files arrive intact over RCP and TCP, a fetch survives the loss
+//! of its server, and hostile datagrams at a server corrupt nothing. Every loop is bounded by
+//! a timeout far above what it needs; nothing asserts on speed.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use roam_net::{fetch, Driver, FetchPlan, LocalSpec, NetConn, NetError, Server};
+use roam_proto::cc::CcKind;
+use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
+use roam_proto::tcp;
+use roam_wire::ConnId;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn pattern(len: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn serve(dir: &Path) -> (SocketAddr, tokio::task::JoinHandle<Result<(), NetError>>) {
+    let server = Server::bind(dir, &[LocalSpec::addr(loopback())]).unwrap();
+    let addr = server.local_addr(0).unwrap();
+    (addr, tokio::spawn(server.run()))
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_multi_megabyte_file_arrives_intact_over_rcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern(6 << 20, 1);
+    std::fs::write(dir.path().join("big.bin"), &data).unwrap();
+    let (addr, task) = serve(dir.path());
+    let out = dir.path().join("copy.bin");
+    let plan = FetchPlan::new("big.bin", vec![addr], vec![loopback()]);
+    let report = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap();
+    assert_eq!(report.bytes, data.len() as u64);
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    assert!(!dir.path().join("copy.bin.roam-part").exists());
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_missing_object_fails_cleanly_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (addr, task) = serve(dir.path());
+    let out = dir.path().join("none");
+    let mut plan = FetchPlan::new("../etc/passwd", vec![addr], vec![loopback()]);
+    plan.stall = Duration::from_millis(500);
+    plan.max_attempts = 2;
+    let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap_err();
+    assert!(e.to_string().contains("cannot fetch"), "{e}");
+    assert!(!out.exists());
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fetch_continues_from_the_second_server_when_the_first_dies() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern(8 << 20, 2);
+    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (a, task_a) = serve(dir.path());
+    let (b, task_b) = serve(dir.path());
+    let got = Arc::new(AtomicU64::new(0));
+    let watcher = {
+        let got = got.clone();
+        tokio::spawn(async move {
+            while got.load(Ordering::Relaxed) < 2 << 20 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            task_a.abort();
+        })
+    };
+    let out = dir.path().join("copy");
+    let mut plan = FetchPlan::new("f", vec![a, b], vec![loopback()]);
+    plan.stall = Duration::from_millis(800);
+    let report = tokio::time::timeout(
+        LIMIT,
+        fetch(&plan, &out, |p| got.store(p.bytes, Ordering::Relaxed)),
+    )
+    .await
+    .expect("bounded")
+    .unwrap();
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    assert!(report.switches >= 1, "{report:?}");
+    assert!(
+        report.per_path.iter().any(|p| p.1 == b && p.2 > 0),
+        "{report:?}"
+    );
+    let delivered: u64 = report.per_path.iter().map(|p| p.2).sum();
+    assert_eq!(delivered, data.len() as u64, "no byte delivered twice");
+    watcher.abort();
+    task_b.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn garbage_truncated_and_replayed_datagrams_corrupt_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern(3 << 20, 3);
+    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (addr, task) = serve(dir.path());
+    // A hostile sender: random bytes, truncated and replayed copies of valid requests
+    // (RCP requests for the same object with made-up connection ids).
+    let hostile = tokio::spawn(async move {
+        let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
+        let mut x: u64 = 0x1234_5678_9abc_def1;
+        let mut syn = Vec::new();
+        let mut r = roam_proto::rcp::RcpReceiver::connect(
+            Arc::new(roam_net::engines::rcp_config()),
+            Default::default(),
+            ConnId(42),
+            b"f",
+            (0, u64::MAX),
+            roam_proto::Time::ZERO,
+        )
+        .unwrap();
+        r.poll_transmit(roam_proto::Time::ZERO, &mut syn).unwrap();
+        for i in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 1500) as usize;
+            let mut d: Vec<u8> = (0..len).map(|j| (x >> (j % 56)) as u8).collect();
+            match i % 4 {
+                0 => {}
+                1 => d = syn[..(x as usize % syn.len())].to_vec(),
+                2 => d = syn.clone(),
+                _ => {
+                    d.truncate(12);
+                    if d.len() == 12 {
+                        d[0] = roam_wire::VERSION;
+                    }
+                }
+            }
+            let _ = sock.send_to(&d, addr).await;
+            if i % 64 == 0 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    });
+    let out = dir.path().join("copy");
+    let plan = FetchPlan::new("f", vec![addr], vec![loopback()]);
+    let report = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap();
+    assert_eq!(report.bytes, data.len() as u64);
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    let _ = hostile.await;
+    assert!(!task.is_finished(), "the server survived");
+    task.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_multi_megabyte_stream_arrives_intact_over_tcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = pattern(5 << 20, 4);
+    let mut server = Server::with_config(
+        dir.path(),
+        &[LocalSpec::addr(loopback())],
+        EndpointConfig::default(),
+        CcKind::NewReno,
+    )
+    .unwrap();
+    let addr = server.local_addr(0).unwrap();
+    // The server application: read every accepted TCP stream to its end.
+    let receiving = tokio::spawn(async move {
+        let mut got = Vec::new();
+        let mut conn = None;
+        loop {
+            server.step().await;
+            let ep = server.driver().endpoint();
+            while let Some(ev) = ep.poll_event() {
+                match ev {
+                    EndpointEvent::Accepted(h) => conn = Some(h),
+                    EndpointEvent::Removed {
+                        conn: NetConn::Tcp(mut c),
+                        ..
+                    } => {
+                        c.read(&mut got, usize::MAX);
+                        return got;
+                    }
+                    EndpointEvent::Removed { .. } => {}
+                }
+            }
+            if let Some(NetConn::Tcp(c)) = conn.and_then(|h| ep.connection_mut(h)) {
+                c.read(&mut got, usize::MAX);
+                let mut eof = false;
+                while let Some(ev) = c.poll_event() {
+                    eof |= ev == tcp::Event::Eof;
+                }
+                if eof {
+                    c.close();
+                    return got;
+                }
+            }
+        }
+    });
+    let mut client: Driver<NoAcceptor<NetConn>> = Driver::bind(
+        &[LocalSpec::addr(loopback())],
+        EndpointConfig::default(),
+        NoAcceptor::default(),
+    )
+    .unwrap();
+    let now = client.now();
+    let c = tcp::Connection::connect(
+        Arc::new(roam_net::engines::tcp_config()),
+        CcKind::NewReno,
+        ConnId(roam_net::random_u64().unwrap()),
+        roam_net::random_u64().unwrap() % tcp::MAX_ISN,
+        now,
+    )
+    .unwrap();
+    let path = PathAddrs {
+        path: PathId::PRIMARY,
+        local: 0,
+        remote: addr,
+    };
+    let h = client
+        .endpoint()
+        .insert(now, NetConn::Tcp(Box::new(c)), &[path])
+        .unwrap();
+    let sending = async {
+        let mut written = 0;
+        let mut closed = false;
+        loop {
+            client.step(Duration::from_millis(20)).await;
+            let Some(NetConn::Tcp(c)) = client.endpoint().connection_mut(h) else {
+                return;
+            };
+            written += c.write(&data[written..]);
+            if written == data.len() && !closed {
+                c.close();
+                closed = true;
+            }
+        }
+    };
+    let got = tokio::time::timeout(LIMIT, async {
+        tokio::select! {
+            got = receiving => got.unwrap(),
+            _ = sending => panic!("the client connection went away first"),
+        }
+    })
+    .await
+    .expect("bounded");
+    assert_eq!(got.len(), data.len());
+    assert!(got == data, "content differs");
+}
+
+/// A spoofer's view: SYNs from an address that never echoes the token. Every reply is no
+/// larger than the SYN that caused it, and the server keeps no connection.
+#[tokio::test(flavor = "current_thread")]
+async fn handshake_replies_never_amplify_and_keep_no_state() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), pattern(1 << 20, 5)).unwrap();
+    let mut server = Server::bind(dir.path(), &[LocalSpec::addr(loopback())]).unwrap();
+    let addr = server.local_addr(0).unwrap();
+    let mut spoofer = tokio::spawn(async move {
+        let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
+        let now = roam_proto::Time::ZERO;
+        let mut sent = Vec::new();
+        for i in 0..200u64 {
+            let mut syn = Vec::new();
+            if i % 2 == 0 {
+                let mut r = roam_proto::rcp::RcpReceiver::connect(
+                    Arc::new(roam_net::engines::rcp_config()),
+                    Default::default(),
+                    ConnId(1000 + i),
+                    b"f",
+                    (0, u64::MAX),
+                    now,
+                )
+                .unwrap();
+                r.poll_transmit(now, &mut syn).unwrap();
+            } else {
+                let cfg = Arc::new(roam_net::engines::tcp_config());
+                let mut c =
+                    tcp::Connection::connect(cfg, CcKind::NewReno, ConnId(1000 + i), i, now)
+                        .unwrap();
+                c.poll_transmit(now, &mut syn).unwrap();
+            }
+            sock.send_to(&syn, addr).await.unwrap();
+            sent.push(syn.len());
+        }
+        // Replies: (conn id, length), read until quiet.
+        let mut replies = Vec::new();
+        let mut buf = vec![0u8; 65_535];
+        while let Ok(Ok(n)) =
+            tokio::time::timeout(Duration::from_millis(500), sock.recv(&mut buf)).await
+        {
+            let id = roam_wire::Header::peek_conn_id(&buf[..n]).unwrap();
+            replies.push((id.0, n));
+        }
+        (sent, replies)
+    });
+    let (sent, replies) = loop {
+        tokio::select! {
+            r = &mut spoofer => break r.unwrap(),
+            _ = server.step() => server.serve_connections(),
+        }
+    };
+    assert!(!replies.is_empty(), "the server answers handshakes");
+    for (id, len) in &replies {
+        let i = usize::try_from(id - 1000).unwrap();
+        assert!(
+            *len <= sent[i],
+            "reply of {len} bytes to a SYN of {}",
+            sent[i]
+        );
+    }
+    assert_eq!(
+        server.driver().endpoint().len(),
+        0,
+        "no state before the echo"
+    );
+}

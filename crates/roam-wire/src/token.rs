@@ -1,0 +1,19 @@
+//! The address-validation token some datagrams carry (issue 16: validated handshakes).
+//!
+//! A server answers a connection-opening datagram without keeping state; its reply carries a
+//! token (a keyed MAC over the peer's address, the connection id, a coarse time and the fields
+//! the server needs back, chosen and checked by the engine: `roam_proto::endpoint::TokenKey`).
+//! The peer echoes it until the server answers with state, so the server keeps state and sends
+//! more than it received only for a peer that proved it receives at its address.
+//!
+//! On the wire a token is [`TOKEN_LEN`] opaque bytes, present when the common header's
+//! [`crate::Flags::TOKEN`] bit is set; where it sits is given by each format (RCP REQ and DATA,
+//! media packets and reports). Decoders clear the bit from the decoded flags and return the
+//! token in its own field instead; encoders set the bit exactly when a token is given.
+
+/// Bytes of a token: room for a 64-bit MAC and ten bytes of fields the server packs in.
+pub const TOKEN_LEN: usize = 18;
+
+/// An address-validation token: opaque to whoever echoes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Token(pub [u8; TOKEN_LEN]);
