@@ -311,7 +311,7 @@ impl R2cpReceiver {
                 if let Some(len) = object_len {
                     self.clip_range(len);
                 }
-                self.slots[i].on_established(now);
+                self.slots[i].on_established(now, d.token);
                 self.events.push_back(R2cpEvent::PipeUp(self.slots[i].id()));
                 if !self.connected {
                     self.connected = true;
@@ -323,6 +323,8 @@ impl R2cpReceiver {
                     self.slots[i].ack_pending = true;
                     return Ok(());
                 }
+                // Only a sender that opened the connection sends anything but SYN+ACK.
+                self.slots[i].token.on_accepted();
             }
             PipeState::Closing => {
                 if d.flags.contains(Flags::FIN) {

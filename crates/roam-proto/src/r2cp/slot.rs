@@ -6,11 +6,11 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use roam_wire::{ConnId, Flags, PullBlock, Request, RequestMode, MAX_REQUEST_BLOCKS};
+use roam_wire::{ConnId, Flags, PullBlock, Request, RequestMode, Token, MAX_REQUEST_BLOCKS};
 
 use super::binding::Binding;
 use super::{PipeId, PipeSpec};
-use crate::rcp::ReceiverPipe;
+use crate::rcp::{ReceiverPipe, TokenEcho};
 use crate::Time;
 
 /// Where a pipe is in its life.
@@ -65,6 +65,9 @@ pub(crate) struct Slot {
     pulls: VecDeque<PullBlock>,
     pub outgoing: VecDeque<Out>,
     pub ack_pending: bool,
+    /// The sender's token, echoed with the object name until its first DATA
+    /// (docs/HANDSHAKE-RCP.md; the same code as the RCP receiver's).
+    pub token: TokenEcho,
     pub control: ControlTimer,
     syn_sent_at: Time,
     /// The handshake's round trip (Karn: only from an unrepeated SYN), used for the rank
@@ -96,6 +99,7 @@ impl Slot {
             pulls: VecDeque::new(),
             outgoing: VecDeque::from([Out::Syn]),
             ack_pending: false,
+            token: TokenEcho::default(),
             control: ControlTimer {
                 at: Some(now + rto),
                 tries: 0,
@@ -115,8 +119,9 @@ impl Slot {
         self.spec.conn_id
     }
 
-    /// The SYN+ACK arrived.
-    pub fn on_established(&mut self, now: Time) {
+    /// The SYN+ACK arrived, with the sender's token.
+    pub fn on_established(&mut self, now: Time, token: Option<Token>) {
+        self.token.on_syn_ack(token);
         if self.control.tries == 0 {
             self.handshake_rtt = Some(now.saturating_since(self.syn_sent_at));
         }
@@ -186,6 +191,7 @@ impl Slot {
             nblocks: 0,
             blocks: [PullBlock::default(); MAX_REQUEST_BLOCKS],
             object: &[],
+            token: None,
         };
         match out {
             Out::Syn => {
@@ -209,6 +215,9 @@ impl Slot {
         if !matches!(out, Out::Syn) {
             req.flags.insert(Flags::ACK);
             self.ack_pending = false;
+            // Until the sender opens the connection it holds nothing: the request brings back
+            // its token and the object name (docs/HANDSHAKE-RCP.md).
+            self.token.apply(&mut req, object);
             // §3.3.1: the most recent pulls ride along (newest first), each in four REQs.
             if !matches!(out, Out::Fin) {
                 for (slot, (b, rides)) in req.blocks.iter_mut().zip(self.recent_pulls.iter_mut()) {

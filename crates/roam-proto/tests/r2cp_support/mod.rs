@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use roam_proto::endpoint::PathId;
+use roam_proto::endpoint::{Acceptor, PathId, TokenKey, Unknown};
 use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, R2cpEvent, R2cpReceiver, Removal, Scheme};
-use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpSender};
+use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpSender};
 use roam_proto::Time;
 use roam_wire::{ConnId, Request};
 
@@ -30,8 +30,9 @@ impl ObjectStore for Store {
     fn object_len(&self, name: &[u8]) -> Option<u64> {
         (name == b"obj").then_some(self.0)
     }
-    fn read(&self, _: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
+    fn read_now(&self, _: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
         out.extend((offset..offset + len as u64).map(byte_at));
+        true
     }
 }
 
@@ -70,8 +71,9 @@ pub struct Net {
     paths: Vec<Path>,
     servers: Vec<HashMap<ConnId, RcpSender>>,
     server_alive: Vec<bool>,
-    config: Arc<RcpConfig>,
-    store: Arc<dyn ObjectStore>,
+    /// Every server host's stateless handshake (servers share the store and the key).
+    acceptor: RcpAcceptor,
+    key: TokenKey,
     queue: BinaryHeap<Reverse<Queued>>,
     seq: u64,
     rng: ChaCha8Rng,
@@ -95,8 +97,8 @@ impl Net {
             paths: Vec::new(),
             servers: (0..servers).map(|_| HashMap::new()).collect(),
             server_alive: vec![true; servers],
-            config,
-            store: Arc::new(Store(len)),
+            acceptor: RcpAcceptor::new(config, Arc::new(Store(len))),
+            key: TokenKey::new(*b"r2cp-test-key-16"),
             queue: BinaryHeap::new(),
             seq: 0,
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -178,16 +180,21 @@ impl Net {
             let Some(_) = tx.poll_transmit(self.now, &mut buf) else {
                 return;
             };
-            let p = &mut self.paths[path];
-            let ser = Duration::from_secs_f64(buf.len() as f64 / p.spec.rate);
-            let start = p.busy_until.max(self.now);
-            p.busy_until = start + ser;
-            if !p.up || self.rng.gen::<f64>() < p.spec.loss {
-                continue;
-            }
-            let at = p.busy_until + p.spec.delay;
-            self.push(at, path, Dir::ToClient, buf.clone());
+            self.to_client(path, &buf);
         }
+    }
+
+    /// Sends `buf` from the server down `path` (serialised at its rate, lost at its rate).
+    fn to_client(&mut self, path: usize, buf: &[u8]) {
+        let p = &mut self.paths[path];
+        let ser = Duration::from_secs_f64(buf.len() as f64 / p.spec.rate);
+        let start = p.busy_until.max(self.now);
+        p.busy_until = start + ser;
+        if !p.up || self.rng.gen::<f64>() < p.spec.loss {
+            return;
+        }
+        let at = p.busy_until + p.spec.delay;
+        self.push(at, path, Dir::ToClient, buf.to_vec());
     }
 
     fn at_server(&mut self, path: usize, bytes: &[u8]) {
@@ -204,16 +211,30 @@ impl Net {
         }
         if let Some(tx) = self.servers[s].get_mut(&conn) {
             let _ = tx.handle_datagram(self.now, bytes);
-        } else if let Ok(tx) = RcpSender::accept(&self.config, self.store.clone(), self.now, bytes)
-        {
-            self.servers[s].insert(conn, tx);
         } else {
+            // The server's host: a stateless SYN+ACK with a token, a reset, or the connection
+            // for a request echoing a valid token (the path index stands for the address).
             let mut buf = Vec::new();
-            if reset_for(self.now, bytes, &mut buf).is_some() {
-                let at = self.now + self.paths[path].spec.delay;
-                self.push(at, path, Dir::ToClient, buf);
+            match self
+                .acceptor
+                .on_unknown(self.now, &self.key, &path, bytes, &mut buf)
+            {
+                Unknown::Accept(tx) => {
+                    self.servers[s].insert(conn, tx);
+                }
+                Unknown::Reply { len } => {
+                    buf.truncate(len);
+                    self.to_client(path, &buf);
+                    return;
+                }
+                Unknown::Reset { len } => {
+                    buf.truncate(len);
+                    let at = self.now + self.paths[path].spec.delay;
+                    self.push(at, path, Dir::ToClient, buf);
+                    return;
+                }
+                Unknown::Drop => return,
             }
-            return;
         }
         self.flush_server(path, conn);
     }

@@ -12,11 +12,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use roam_proto::endpoint::PathId;
+use roam_proto::endpoint::{Acceptor, PathId, TokenKey, Unknown};
 use roam_proto::r2cp::{
     PipeId, PipeRole, PipeSpec, R2cpEvent, R2cpReceiver, Removal, Scheme, TokenPolicy,
 };
-use roam_proto::rcp::{reset_for, ObjectStore, RcpCc, RcpConfig, RcpSender, ResetLimiter};
+use roam_proto::rcp::{RcpAcceptor, RcpCc, RcpConfig, RcpSender, ResetLimiter};
 use roam_proto::Time;
 use roam_wire::{ConnId, Data, Request, UNKNOWN_LENGTH};
 
@@ -92,12 +92,15 @@ pub fn r2cp_server(
     Box::new(R2cpServerAgent {
         flow,
         resets: ResetLimiter::new(config.resets_per_second),
-        config,
+        acceptor: RcpAcceptor::new(
+            config,
+            Arc::new(PatternStore {
+                len: size.unwrap_or(UNKNOWN_LENGTH),
+            }),
+        ),
+        key: None,
         iface,
         local_port,
-        store: Arc::new(PatternStore {
-            len: size.unwrap_or(UNKNOWN_LENGTH),
-        }),
         conns: HashMap::new(),
     })
 }
@@ -334,10 +337,12 @@ impl Agent for R2cpReceiverAgent {
 
 struct R2cpServerAgent {
     flow: FlowIdx,
-    config: Arc<RcpConfig>,
     iface: IfaceIdx,
     local_port: u16,
-    store: Arc<PatternStore>,
+    /// Answers requests for no connection held here (the stateless handshake, resets).
+    acceptor: RcpAcceptor,
+    /// This host's address-validation key, drawn on first use.
+    key: Option<TokenKey>,
     /// One unchanged RCP sender per pipe that reached this server.
     conns: HashMap<ConnId, (RcpSender, SockAddr)>,
     resets: ResetLimiter,
@@ -402,21 +407,34 @@ impl Agent for R2cpServerAgent {
                 *peer = packet.src;
             }
             None => {
-                let store: Arc<dyn ObjectStore> = self.store.clone();
-                match RcpSender::accept(&self.config, store, now, &packet.payload) {
-                    Ok(c) => {
-                        self.conns.insert(id, (c, packet.src));
-                    }
-                    Err(_) => {
-                        let mut buf = ctx.buffer();
-                        if reset_for(now, &packet.payload, &mut buf).is_some()
-                            && self.resets.allow(now)
-                        {
-                            self.emit(packet.src, buf, ctx);
-                        } else {
-                            ctx.give_back(buf);
-                        }
+                // As the RCP sender host: a stateless SYN+ACK with a token, a reset within
+                // the budget, or — for a request echoing a valid token — the connection
+                // (docs/HANDSHAKE-RCP.md).
+                let key = self
+                    .key
+                    .get_or_insert_with(|| crate::rng::token_key(ctx.rng()));
+                let mut buf = ctx.buffer();
+                match self
+                    .acceptor
+                    .on_unknown(now, key, &packet.src, &packet.payload, &mut buf)
+                {
+                    Unknown::Reply { len } => {
+                        buf.truncate(len);
+                        self.emit(packet.src, buf, ctx);
                         return;
+                    }
+                    Unknown::Reset { len } if self.resets.allow(now) => {
+                        buf.truncate(len);
+                        self.emit(packet.src, buf, ctx);
+                        return;
+                    }
+                    Unknown::Reset { .. } | Unknown::Drop => {
+                        ctx.give_back(buf);
+                        return;
+                    }
+                    Unknown::Accept(c) => {
+                        ctx.give_back(buf);
+                        self.conns.insert(id, (c, packet.src));
                     }
                 }
             }
