@@ -172,3 +172,39 @@ fn migration_requests_exactly_the_holes() {
     );
     assert_eq!(asked_bytes, missing.bytes(), "each byte asked for once");
 }
+
+/// A blackout of the primary (nothing passes, the pipe is not deleted): the holes its timeout
+/// declares go to the secondary, which carries the in-order stream while the primary only
+/// probes (§4.1.4: losses are "reassigned to another pipe that has space in its window"), and
+/// the primary, probing at its un-backed-off RTO, is back in use about one RTO after its path
+/// returns. Before the fix the primary took its own holes back and lost them again: in-order
+/// delivery stopped for the whole blackout and the primary returned after seconds.
+#[test]
+fn a_blackout_of_the_primary_moves_its_holes_to_the_secondary() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 20_000_000, 2, 11);
+    net.add_pipe(path(0, 15, 8.0, 0.0), PipeRole::Primary);
+    net.add_pipe(path(1, 105, 2.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(3));
+    net.path_down(0, None);
+    // The primary's RTO (1 s floor) declares its holes; from then on every second delivers.
+    net.run_until(secs(5));
+    let mut last = net.received.len();
+    for t in 6..=10 {
+        net.run_until(secs(t));
+        let now = net.received.len();
+        // The secondary alone: 2 Mb/s = 250 kB/s; at least 60 % of it in order each second.
+        assert!(now - last > 150_000, "second {t}: {} bytes", now - last);
+        last = now;
+    }
+    net.path_up(0);
+    net.run_until(secs(12));
+    let back = net.delivered[0]
+        .iter()
+        .find(|(t, _)| *t > secs(10))
+        .map(|(t, _)| t.saturating_since(secs(10)));
+    assert!(
+        back.is_some_and(|d| d <= Duration::from_millis(1_500)),
+        "primary back after {back:?}"
+    );
+    assert!(net.rx.stats().reassigned > 0);
+}

@@ -130,18 +130,13 @@ fn explanation(id: &str) -> &'static str {
         "blackout-secondary-carries" | "blackout-primary-back-within-1s" => {
             "Beyond the paper. A blackout drops everything on the primary path in both \
              directions but leaves the interface up, so the primary pipe learns of it only \
-             by its retransmission timeout. Its outstanding units then become holes, and \
-             holes go to the pipe with room and the smallest smoothed RTT, the pipe that lost \
-             them on a tie (docs/R2CP.md): the primary (30 ms against 210 ms), whose window \
-             has room again after the timeout, so it takes them back and loses them again, \
-             RTO after backed-off RTO, while the secondary keeps fetching new data above the \
-             hole. In-order delivery stops for the whole blackout (the secondary's bytes are \
-             buffered, not lost), and the primary is used again only at its next backed-off \
-             timeout after the blackout. The fix is in the engine's hole assignment: a hole \
-             lost to a timeout should go to another pipe, and a pipe in RTO backoff should \
-             not take holes (nor count as the earliest arrival) until it has delivered again; \
-             a probe on the primary when the link reports the channel good again would bring \
-             it back at once."
+             by its retransmission timeout (1 s floor): the first dark second delivers \
+             nothing in order. Then the holes its timeout declared go to the secondary \
+             (§4.1.4: reassigned \"to another pipe that has space in its window\"); a pipe \
+             in timeout backoff takes no units and only probes, one unit per un-backed-off \
+             RTO, whose range the secondary fetches too, until it delivers again \
+             (docs/R2CP.md). Before this rule the primary took its own holes back and lost \
+             them again, and in-order delivery stopped for the whole blackout."
         }
         _ => "",
     }

@@ -551,6 +551,27 @@ impl R2cpReceiver {
         s.state == PipeState::Established && !s.draining
     }
 
+    /// A pipe in timeout backoff: its RTO fired and it has not delivered since (a delivery's
+    /// RTT sample ends the backoff).
+    fn timed_out(s: &Slot) -> bool {
+        s.pipe.rtt().backoff_count() > 0
+    }
+
+    /// A slot may get reassigned or new units: usable and not in timeout backoff, unless no
+    /// pipe is out of backoff (then every usable pipe may; as single-path RCP). §4.1.4: "any
+    /// loss detected by individual RCP pipes is reported to R²CP such that the corresponding
+    /// request is reassigned to another pipe that has space in its window"; a pipe that lost
+    /// everything to a timeout has no space: it only probes until it delivers again.
+    fn takes_units(&self, j: usize) -> bool {
+        let s = &self.slots[j];
+        Self::usable(s)
+            && (!Self::timed_out(s)
+                || !self
+                    .slots
+                    .iter()
+                    .any(|o| Self::usable(o) && !Self::timed_out(o)))
+    }
+
     /// Slot indices ordered by estimated arrival (smallest RTT first; unknown last).
     fn by_arrival(&self) -> Vec<usize> {
         let mut idx: Vec<usize> = (0..self.slots.len()).collect();
@@ -564,8 +585,8 @@ impl R2cpReceiver {
     fn secondary_waits(&self, i: usize, len: u64) -> bool {
         self.policy.is_some()
             && self.slots[i].spec.role == PipeRole::Secondary
-            && self.slots.iter().any(|s| {
-                s.spec.role == PipeRole::Primary && Self::usable(s) && s.pipe.has_room(len)
+            && self.slots.iter().enumerate().any(|(j, s)| {
+                s.spec.role == PipeRole::Primary && self.takes_units(j) && s.pipe.has_room(len)
             })
     }
 
@@ -645,6 +666,9 @@ impl R2cpReceiver {
     /// the same local unit, as single-path RCP; another pipe binds a new one (§4.1.4).
     fn schedule_holes(&mut self, now: Time) {
         for i in self.by_arrival() {
+            if self.release_timed_out(now, i) {
+                continue;
+            }
             while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
                 let Some((gs, ge)) = self.slots[i].binding.global(ls) else {
                     // Cannot happen (every unit is bound); settle it so the pipe moves on.
@@ -678,8 +702,52 @@ impl R2cpReceiver {
         }
     }
 
-    /// Where a hole of slot `i` goes: the usable pipe with room and the smallest RTT, `i`
-    /// itself on a tie (or when it is the only one with room).
+    /// The holes of a pipe in timeout backoff while another pipe takes units (§4.1.4): the pipe
+    /// keeps one unit in flight, its RTO probe (RCP's retransmission after a timeout,
+    /// §3.3.5 (iii)), whose range is requested through another pipe as well so that in-order
+    /// delivery does not wait for the probe; every other lost unit is forgotten by the pipe
+    /// and goes to the reassignment queue (other pipes, earliest arrival first). Returns false
+    /// when the rule does not apply (then the pipe's holes go the usual way).
+    fn release_timed_out(&mut self, now: Time, i: usize) -> bool {
+        if matches!(self.scheme, Scheme::Apps { .. })
+            || !Self::timed_out(&self.slots[i])
+            || !(0..self.slots.len()).any(|j| j != i && self.takes_units(j))
+        {
+            self.slots[i].pipe.set_rto_cap(None);
+            return false;
+        }
+        // Nothing rides on the probe (its range is requested elsewhere too): it repeats at the
+        // RTO without backoff, so the pipe is back in use within about one RTO of its path
+        // recovering instead of after the doubled timeouts of a path carrying alone.
+        let unbacked = Duration::from_millis(self.config.min_rto_ms)
+            .max(self.slots[i].pipe.rtt().timeout_estimate());
+        self.slots[i].pipe.set_rto_cap(Some(unbacked));
+        while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
+            let slot = &mut self.slots[i];
+            let Some((gs, ge)) = slot.binding.global(ls) else {
+                slot.pipe.on_arrival(now, ls, None);
+                continue;
+            };
+            let missing = !self.buf.has(gs, ge);
+            if slot.pipe.in_flight() == 0 && slot.state == PipeState::Established {
+                // The probe (it is not charged to a policy: its bytes are requested again
+                // through another pipe, which is).
+                slot.pipe.on_requested(now, ls, le);
+                slot.pull(gs, ge);
+            } else {
+                slot.binding.unbind(ls);
+                slot.pipe.on_arrival(now, ls, None);
+                self.stats.reassigned += 1;
+            }
+            if missing {
+                self.reassign.insert(gs, ge);
+            }
+        }
+        true
+    }
+
+    /// Where a hole of slot `i` goes: the pipe with room that takes units and has the smallest
+    /// RTT, `i` itself on a tie (or when it is the only one with room).
     fn hole_target(&self, i: usize, len: u64) -> Option<usize> {
         if matches!(self.scheme, Scheme::Apps { .. }) {
             let s = &self.slots[i];
@@ -687,7 +755,7 @@ impl R2cpReceiver {
         }
         let mut best: Option<(Duration, usize)> = None;
         for (j, s) in self.slots.iter().enumerate() {
-            if !Self::usable(s) || !s.pipe.has_room(len) {
+            if !self.takes_units(j) || !s.pipe.has_room(len) {
                 continue;
             }
             let rtt = s.rtt_estimate().unwrap_or(Duration::MAX);
@@ -712,7 +780,7 @@ impl R2cpReceiver {
             let Some(t) = self
                 .by_arrival()
                 .into_iter()
-                .find(|&j| Self::usable(&self.slots[j]) && self.slots[j].pipe.has_room(e - s))
+                .find(|&j| self.takes_units(j) && self.slots[j].pipe.has_room(e - s))
             else {
                 return;
             };
@@ -734,8 +802,7 @@ impl R2cpReceiver {
                 if self.pending.is_empty() {
                     return;
                 }
-                let s = &self.slots[i];
-                if !Self::usable(s) || !s.pipe.has_room(self.mss) {
+                if !self.takes_units(i) || !self.slots[i].pipe.has_room(self.mss) {
                     continue;
                 }
                 let Some((us, ue)) = self.choose_new(i) else {
@@ -777,7 +844,7 @@ impl R2cpReceiver {
                             .slots
                             .iter()
                             .enumerate()
-                            .filter(|&(j, s)| j != i && Self::usable(s))
+                            .filter(|&(j, _)| j != i && self.takes_units(j))
                             .filter_map(|(_, s)| Self::rate(s))
                             .collect();
                         skip_bytes(me, &others, self.mss)

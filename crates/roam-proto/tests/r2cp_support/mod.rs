@@ -142,6 +142,11 @@ impl Net {
         }
     }
 
+    /// Brings the path back up (after [`Net::path_down`] without removal: a blackout).
+    pub fn path_up(&mut self, i: usize) {
+        self.paths[i].up = true;
+    }
+
     /// The server vanishes (drops everything, answers nothing).
     pub fn kill_server(&mut self, s: usize) {
         self.server_alive[s] = false;
@@ -180,12 +185,12 @@ impl Net {
             let Some(_) = tx.poll_transmit(self.now, &mut buf) else {
                 return;
             };
-            self.to_client(path, &buf);
+            self.send_down(path, &buf);
         }
     }
 
     /// Sends `buf` from the server down `path` (serialised at its rate, lost at its rate).
-    fn to_client(&mut self, path: usize, buf: &[u8]) {
+    fn send_down(&mut self, path: usize, buf: &[u8]) {
         let p = &mut self.paths[path];
         let ser = Duration::from_secs_f64(buf.len() as f64 / p.spec.rate);
         let start = p.busy_until.max(self.now);
@@ -224,7 +229,7 @@ impl Net {
                 }
                 Unknown::Reply { len } => {
                     buf.truncate(len);
-                    self.to_client(path, &buf);
+                    self.send_down(path, &buf);
                     return;
                 }
                 Unknown::Reset { len } => {
