@@ -6,7 +6,7 @@ mod r2cp_support;
 use std::time::Duration;
 
 use r2cp_support::{Net, PathSpec};
-use roam_proto::r2cp::{PipeId, PipeRole, R2cpEvent, RangeSet, Removal, Scheme};
+use roam_proto::r2cp::{PipeId, PipeRole, R2cpEvent, RangeSet, Removal, Scheme, TokenPolicy};
 use roam_proto::rcp::RcpConfig;
 use roam_proto::Time;
 
@@ -207,4 +207,28 @@ fn a_blackout_of_the_primary_moves_its_holes_to_the_secondary() {
         "primary back after {back:?}"
     );
     assert!(net.rx.stats().reassigned > 0);
+}
+
+/// §4.4.3's policy with losses on the primary and a faster secondary: the secondary must leave
+/// the tokens to the primary, so it fetches nothing while the primary has room. Before the
+/// fix the primary's rank skip still left the next bytes to the secondary (the faster pipe)
+/// and bound units beyond the buffer span, which never fit: neither pipe requested anything
+/// and the connection stopped for good (57 kB of 1 MB). Holes and reassigned units likewise
+/// go to the primary rather than wait for such a secondary.
+#[test]
+fn under_a_policy_a_waiting_secondary_neither_skews_the_rank_nor_strands_holes() {
+    let mut net = Net::new(config(256_000), Scheme::Rank, 1_000_000, 2, 5);
+    net.add_pipe(path(0, 60, 1.0, 0.02), PipeRole::Primary);
+    net.add_pipe(path(1, 10, 1.0, 0.0), PipeRole::Secondary);
+    net.rx.set_policy(
+        Time::ZERO,
+        Some(TokenPolicy {
+            rate_bps: 720_000.0,
+            depth_bytes: 4_000,
+        }),
+    );
+    // 1 MB at 720 kb/s is about 11 s.
+    net.run_until(secs(40));
+    assert!(net.intact(), "received {} of 1000000", net.received.len());
+    assert!(net.rx.is_complete());
 }

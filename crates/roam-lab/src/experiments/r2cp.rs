@@ -113,14 +113,12 @@ fn explanation(id: &str) -> &'static str {
             "The testbed's WLANs are modelled as 1 Mb/s wireless hops (30 ms RTT); the \
              background on pipe 1 is three Pareto on/off UDP sources (500 kb/s bursts, mean \
              burst 1 s, idle 2 s, shape 1.5). Per-pipe rates are measured from DATA arrivals \
-             on each wireless hop (packet trace), steady state from 5 s. A zero or missing \
-             aggregate is an engine defect, not a measurement: with a binding token policy, a \
-             secondary pipe and losses on the primary, the connection stops requesting (about \
-             65 KB delivered in 10-30 s). Without the background, or with both pipes primary, \
-             the same policy holds 718 kb/s. One cause was found and fixed on this branch (a \
-             refused secondary ended the scheduling round: \
-             `a_secondary_pipe_under_a_token_policy_does_not_stall_the_connection`); the one \
-             left follows a loss on the primary and is not yet diagnosed."
+             on each wireless hop (packet trace), steady state from 5 s. Two engine defects \
+             stopped the connection under a binding policy: a refused secondary ended the \
+             scheduling round, and (after a loss on the primary inflated its RTT) the \
+             primary's rank skip left the next bytes to the faster secondary, which must \
+             leave the tokens to the primary, so the primary bound units beyond the buffer \
+             span and neither pipe requested anything (docs/R2CP.md)."
         }
         "trace-pairs-r2cp-ideal" | "trace-pairs-r2cp-above-best-single" => {
             "Beyond the paper. Each trace drives the downlink of one path (one-way delays: \

@@ -755,7 +755,10 @@ impl R2cpReceiver {
         }
         let mut best: Option<(Duration, usize)> = None;
         for (j, s) in self.slots.iter().enumerate() {
-            if !self.takes_units(j) || !s.pipe.has_room(len) {
+            // A secondary that must leave the tokens to a primary with room is no target: the
+            // primary is (else the hole would wait for the secondary forever while the
+            // primary takes new data, and in-order delivery would stop).
+            if !self.takes_units(j) || !s.pipe.has_room(len) || self.secondary_waits(j, len) {
                 continue;
             }
             let rtt = s.rtt_estimate().unwrap_or(Duration::MAX);
@@ -777,11 +780,11 @@ impl R2cpReceiver {
                 self.reassign.remove(s, e);
                 continue;
             }
-            let Some(t) = self
-                .by_arrival()
-                .into_iter()
-                .find(|&j| self.takes_units(j) && self.slots[j].pipe.has_room(e - s))
-            else {
+            let Some(t) = self.by_arrival().into_iter().find(|&j| {
+                self.takes_units(j)
+                    && self.slots[j].pipe.has_room(e - s)
+                    && !self.secondary_waits(j, e - s)
+            }) else {
                 return;
             };
             if !self.take_tokens(now, t, e - s) {
@@ -844,7 +847,11 @@ impl R2cpReceiver {
                             .slots
                             .iter()
                             .enumerate()
-                            .filter(|&(j, _)| j != i && self.takes_units(j))
+                            // A secondary that leaves the tokens to a primary with room
+                            // (§4.4.3) will not fetch the bytes the skip would leave it.
+                            .filter(|&(j, _)| {
+                                j != i && self.takes_units(j) && !self.secondary_waits(j, self.mss)
+                            })
                             .filter_map(|(_, s)| Self::rate(s))
                             .collect();
                         skip_bytes(me, &others, self.mss)
