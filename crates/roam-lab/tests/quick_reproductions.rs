@@ -194,3 +194,49 @@ fn rcp_reproduction_writes_report_claims_and_plots() {
         ],
     );
 }
+
+#[test]
+fn r2cp_reproduction_writes_report_claims_and_timelines() {
+    let w = run_quick("r2cp");
+    assert!(w.markdown.contains("Where ours differ"));
+    assert_claim_ids(
+        &w,
+        &[
+            "bandwidth-r2cp-ideal",
+            "bandwidth-apps-below",
+            "rtt-r2cp-near-ideal",
+            "rtt-r2cp-s-falls-beyond-3",
+            "rtt-buffer-75-r2cp-lowest",
+            "fluctuation-r2cp-within-15pct",
+            "policy-aggregate-steady",
+            "policy-pipe2-mirrors-pipe1",
+            "handoff-mbb-no-stall",
+            "handoff-bbm-resumes-within-rtt",
+            "migration-intact-no-rerequest",
+            "trace-pairs-r2cp-ideal",
+            "trace-pairs-r2cp-above-best-single",
+            "blackout-secondary-carries",
+            "blackout-primary-back-within-1s",
+        ],
+    );
+    for plot in [
+        "bandwidth_mismatch.svg",
+        "rtt_mismatch.svg",
+        "buffer_75.svg",
+        "fluctuation.svg",
+        "handoff_mbb.svg",
+        "handoff_bbm.svg",
+        "migration.svg",
+        "blackout.svg",
+    ] {
+        assert!(w.dir.join(plot).exists(), "{plot} missing");
+    }
+    // Every migration keeps the object intact, whatever the other claims say.
+    let mig = w
+        .claims
+        .iter()
+        .find(|c| c["id"] == "migration-intact-no-rerequest")
+        .expect("migration claim");
+    assert_eq!(mig["ours"]["intact"], true, "{mig}");
+    assert_eq!(mig["ours"]["duplicate_bytes"], 0, "{mig}");
+}

@@ -98,6 +98,7 @@ pub mod cc;
 pub mod endpoint;
 pub mod linkinfo;
 pub mod media;
+pub mod r2cp;
 pub mod rcp;
 pub mod rtt;
 pub mod source;

@@ -142,6 +142,24 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
                     window_held(s, path, &sharing, u64::from(r.config.mss), limit, f.size),
                 )
             }
+            FlowKind::R2cp(r) => {
+                // One receive buffer for the connection, a window per pipe (each on its own
+                // path): the pipes' windows, but never more than the buffer holds.
+                let cfg = &r.rcp.config;
+                let mss = u64::from(cfg.mss);
+                let pipes: u64 = r
+                    .pipes
+                    .iter()
+                    .map(|p| {
+                        let path = path_links(s, &routing, p.server, p.server_iface, f.to, p.iface);
+                        window_held(s, &path, &sharing, mss, cfg.recv_buffer, f.size)
+                    })
+                    .fold(0u64, u64::saturating_add);
+                (
+                    1,
+                    pipes.min(2 * cfg.recv_buffer + cfg.recv_buffer / mss.max(1) * PER_SEGMENT),
+                )
+            }
             FlowKind::Http(_) => (2, window_held(s, path, &sharing, 1000, 4 << 20, None)),
             FlowKind::Cbr { .. } | FlowKind::Pareto { .. } | FlowKind::Media(_) => {
                 // Datagram sources hold nothing themselves but can fill every queue on the way.
@@ -178,7 +196,10 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
     let events = (2 * s.flows.len() as u64 + held / TYPICAL_PACKET) * PER_EVENT;
     let mut parts = vec![
         (format!("windows of {} TCP flows", counts[0]), windows[0]),
-        (format!("windows of {} RCP flows", counts[1]), windows[1]),
+        (
+            format!("windows of {} RCP and R²CP flows", counts[1]),
+            windows[1],
+        ),
         (format!("{} other flows", counts[2]), windows[2]),
         ("queued datagram traffic".to_string(), queues),
         ("routing tables".to_string(), tables),

@@ -11,6 +11,7 @@ use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
+use crate::scenario::r2cp;
 use crate::scenario::rcp;
 use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
@@ -149,7 +150,30 @@ impl<'s> Runner<'s> {
                 addr: net.routing.addr(f.to, f.to_iface),
                 port: receiver_port(i),
             };
+            // R²CP: the servers beyond the first, as (node, agent).
+            let mut extra_servers: Vec<(usize, Box<dyn crate::agent::Agent>)> = Vec::new();
             let (sender, receiver) = match &f.kind {
+                FlowKind::R2cp(setup) => {
+                    let ends = r2cp::R2cpEnds {
+                        flow,
+                        server_port: sender_port(i),
+                        receiver_port: receiver_port(i),
+                        server_addrs: setup
+                            .pipes
+                            .iter()
+                            .map(|p| net.routing.addr(p.server, p.server_iface))
+                            .collect(),
+                        start: Time::ZERO + f.start,
+                        size: f.size,
+                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                    };
+                    let (receiver, mut servers) = r2cp::agents(setup, &ends);
+                    let nodes: Vec<usize> = setup.servers().iter().map(|s| s.0).collect();
+                    let first = servers.remove(0);
+                    extra_servers = nodes.into_iter().skip(1).zip(servers).collect();
+                    // The first server stands where the flow's sender stands.
+                    (first, receiver)
+                }
                 FlowKind::Http(p) => crate::agents::http::http_agents(
                     *p,
                     &crate::agents::http::HttpEnds {
@@ -249,7 +273,7 @@ impl<'s> Runner<'s> {
                 }
             };
             let receiver = match (&f.kind, f.energy) {
-                (FlowKind::Rcp(_), _) | (_, None) => receiver,
+                (FlowKind::Rcp(_) | FlowKind::R2cp(_), _) | (_, None) => receiver,
                 (_, Some(model)) => crate::energy::metered(
                     receiver,
                     flow,
@@ -268,16 +292,32 @@ impl<'s> Runner<'s> {
             });
             net.nodes[f.to].ports.push((receiver_port(i), rx));
             let tx = agents.len() as u32;
+            let sender_node = match &f.kind {
+                FlowKind::R2cp(setup) => setup.servers()[0].0,
+                _ => f.from,
+            };
             agents.push(AgentSlot {
                 agent: sender,
-                node: f.from as u32,
+                node: sender_node as u32,
                 rng: stream_rng(seed, &format!("agent:{}:tx", f.id)),
                 pending: None,
                 flow: i as u32,
             });
-            net.nodes[f.from].ports.push((sender_port(i), tx));
+            net.nodes[sender_node].ports.push((sender_port(i), tx));
+            for (k, (node, agent)) in extra_servers.into_iter().enumerate() {
+                let a = agents.len() as u32;
+                agents.push(AgentSlot {
+                    agent,
+                    node: node as u32,
+                    rng: stream_rng(seed, &format!("agent:{}:tx{}", f.id, k + 1)),
+                    pending: None,
+                    flow: i as u32,
+                });
+                net.nodes[node].ports.push((sender_port(i), a));
+                starts.push((Time::ZERO + f.start, a));
+            }
             // RCP's congestion window and progress live at the receiver.
-            senders.push(if matches!(f.kind, FlowKind::Rcp(_)) {
+            senders.push(if matches!(f.kind, FlowKind::Rcp(_) | FlowKind::R2cp(_)) {
                 rx
             } else {
                 tx

@@ -3,6 +3,7 @@
 pub mod atl;
 pub mod last_link;
 pub mod probing;
+pub mod r2cp;
 pub mod rcp;
 
 use crate::Experiment;
@@ -14,5 +15,6 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &last_link::LastLink,
         &atl::Atl,
         &rcp::Rcp,
+        &r2cp::R2cp,
     ]
 }

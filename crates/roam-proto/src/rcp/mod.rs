@@ -36,6 +36,7 @@ pub use config::RcpConfig;
 pub use host_reads::ReadRequest;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::{RecvBuffer, DEFAULT_MAX_PIECES, PIECE_OVERHEAD};
+pub(crate) use receiver::TokenEcho;
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
 pub use reset_limit::ResetLimiter;
 pub use sender::{

@@ -87,6 +87,8 @@ pub struct ReceiverPipe {
     recover: Option<u64>,
     in_recovery: bool,
     rto_deadline: Option<Time>,
+    /// Longest timer interval while set, whatever the backoff (see [`ReceiverPipe::set_rto_cap`]).
+    rto_cap: Option<Duration>,
     frozen: Option<Frozen>,
     stats: PipeStats,
 }
@@ -119,9 +121,24 @@ impl ReceiverPipe {
             recover: None,
             in_recovery: false,
             rto_deadline: None,
+            rto_cap: None,
             frozen: None,
             stats: PipeStats::default(),
         }
+    }
+
+    /// Caps the interval of the timers armed from now on (`None`: the RTO with its backoff, as
+    /// RFC 6298). R²CP sets it for a pipe in timeout backoff whose units other pipes carry: its
+    /// only traffic is one probe per timeout, which then need not back off (docs/R2CP.md).
+    /// The backoff count still grows, so the retry limit still ends a dead pipe.
+    pub fn set_rto_cap(&mut self, cap: Option<Duration>) {
+        self.rto_cap = cap;
+    }
+
+    /// The interval of a timer armed now.
+    fn timer_interval(&self) -> Duration {
+        let rto = self.rtt.rto();
+        self.rto_cap.map_or(rto, |c| rto.min(c))
     }
 
     /// Congestion window (bytes).
@@ -226,7 +243,7 @@ impl ReceiverPipe {
         }
         self.highest_requested = self.highest_requested.max(end);
         if self.rto_deadline.is_none() && self.frozen.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(now + self.timer_interval());
         }
     }
 
@@ -295,7 +312,7 @@ impl ReceiverPipe {
             self.rto_deadline = if self.units.is_empty() {
                 None
             } else {
-                Some(now + self.rtt.rto())
+                Some(now + self.timer_interval())
             };
         }
         true

@@ -26,6 +26,37 @@ use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
 use crate::Time;
 
+/// The receiver's half of the token handshake (docs/HANDSHAKE-RCP.md), shared by the RCP
+/// receiver and every R²CP pipe (an R²CP pipe is an RCP receiver connection to an unchanged
+/// sender): the sender's SYN+ACK carries an address-validation token and the sender keeps no
+/// state until a request echoes it, so every request after the SYN brings back the token and
+/// the object name until the first datagram that is not a SYN+ACK shows the sender has opened
+/// the connection.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TokenEcho(Option<Token>);
+
+impl TokenEcho {
+    /// The SYN+ACK answering our SYN arrived, with `token`.
+    pub fn on_syn_ack(&mut self, token: Option<Token>) {
+        self.0 = token;
+    }
+
+    /// A datagram other than a SYN+ACK arrived: only an open sender sends one, so the token
+    /// has done its work.
+    pub fn on_accepted(&mut self) {
+        self.0 = None;
+    }
+
+    /// Adds the token and the object name to a request after the SYN, while the sender has not
+    /// opened the connection yet.
+    pub fn apply<'a>(&self, req: &mut Request<'a>, object: &'a [u8]) {
+        if let Some(t) = self.0 {
+            req.token = Some(t);
+            req.object = object;
+        }
+    }
+}
+
 /// Connection state of a receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RxState {
@@ -100,7 +131,7 @@ pub struct RcpReceiver {
     ack_pending: bool,
     /// The sender's address-validation token from its SYN+ACK, echoed (with the object name)
     /// in every request until DATA shows the sender has accepted the connection.
-    token: Option<Token>,
+    token: TokenEcho,
     control: ControlTimer,
     persist: ControlTimer,
     frozen: Option<FrozenControl>,
@@ -194,7 +225,7 @@ impl RcpReceiver {
             ts_recent: 0,
             outgoing: VecDeque::from([Outgoing::Syn]),
             ack_pending: false,
-            token: None,
+            token: TokenEcho::default(),
             control: ControlTimer {
                 at: Some(now + Duration::from_millis(config.initial_rto_ms)),
                 tries: 0,
@@ -376,7 +407,7 @@ impl RcpReceiver {
                 self.state = RxState::Established;
                 self.control = ControlTimer::default();
                 self.ack_pending = true;
-                self.token = d.token;
+                self.token.on_syn_ack(d.token);
                 self.events.push_back(RcpEvent::Connected { object_len });
             }
             RxState::Established | RxState::Closing => {
@@ -387,7 +418,7 @@ impl RcpReceiver {
                 }
                 // Only a sender that accepted the connection sends anything but SYN+ACK: the
                 // token has done its work.
-                self.token = None;
+                self.token.on_accepted();
                 if d.flags.contains(Flags::FIN) && self.state == RxState::Closing {
                     self.close(RcpEvent::Closed);
                     return Ok(());
@@ -651,10 +682,7 @@ impl RcpReceiver {
             self.ack_pending = false;
             // Until the sender accepts the connection it holds nothing: the request brings
             // back its token and the object name (docs/HANDSHAKE-RCP.md).
-            if let Some(t) = self.token {
-                req.token = Some(t);
-                req.object = &self.object;
-            }
+            self.token.apply(&mut req, &self.object);
         }
         // §3.3.1: a pull rides in its own REQ and the next three ("at least four REQs"), then
         // is dropped, so REQs are back to their fixed size once no pull is recent.

@@ -6,7 +6,7 @@ use toml::Value;
 
 use super::fields::{Fields, IfaceRef};
 use super::{
-    entry_ctx, host_by_name, http, media, rcp, resolve_iface, tcp, units, FlowKind, FlowSpec,
+    entry_ctx, host_by_name, http, media, r2cp, rcp, resolve_iface, tcp, units, FlowKind, FlowSpec,
     LinkSpec, NodeSpec,
 };
 
@@ -59,7 +59,7 @@ pub(super) fn parse_flow(
     if http_table.is_some() && protocol != "http" {
         return Err(f.err("http", format!("not used by protocol {protocol:?}")));
     }
-    if rcp_table.is_some() && protocol != "rcp" {
+    if rcp_table.is_some() && protocol != "rcp" && protocol != "r2cp" {
         return Err(f.err("rcp", format!("not used by protocol {protocol:?}")));
     }
     let energy = rcp::parse_energy(f.get::<Value>("energy")?).map_err(|e| f.err_entry(e))?;
@@ -106,6 +106,18 @@ pub(super) fn parse_flow(
             reject(&f, &DATAGRAM_KEYS)?;
             reject(&f, &["tcp"])?;
             FlowKind::Rcp(rcp::parse(cc, rcp_table).map_err(|e| f.err_entry(e))?)
+        }
+        "r2cp" => {
+            reject(&f, &DATAGRAM_KEYS)?;
+            reject(&f, &["tcp"])?;
+            let setup = rcp::parse(cc, rcp_table).map_err(|e| f.err_entry(e))?;
+            let d = r2cp::Defaults {
+                from,
+                from_iface,
+                to,
+                to_iface,
+            };
+            FlowKind::R2cp(r2cp::parse(&mut f, setup, &d, nodes, links)?)
         }
         "cbr" | "pareto" => {
             reject(&f, &["cc", "tcp"])?;
@@ -165,7 +177,7 @@ pub(super) fn parse_flow(
             return Err(f.err(
                 "protocol",
                 format!(
-                    "expected \"tcp\", \"http\", \"rcp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
+                    "expected \"tcp\", \"http\", \"rcp\", \"r2cp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
                 ),
             ))
         }

@@ -9,6 +9,7 @@ mod flows;
 pub(crate) mod http;
 mod links;
 pub(crate) mod media;
+pub(crate) mod r2cp;
 pub(crate) mod rcp;
 pub(crate) mod tcp;
 mod template;
@@ -24,6 +25,7 @@ use toml::Value;
 
 pub use error::ScenarioError;
 use fields::{Fields, IfaceRef};
+pub use r2cp::{PipeSetup, R2cpSetup};
 pub use rcp::RcpSetup;
 pub use tcp::TcpSetup;
 pub use template::{parse_param_value, set_param, MAX_EXPANDED};
@@ -205,6 +207,9 @@ pub enum FlowKind {
     /// An RCP connection: the sender serves the object on `from`, the receiver on `to` opens
     /// the connection and drives it (rcp-r2cp.txt §3).
     Rcp(RcpSetup),
+    /// An R²CP connection (rcp-r2cp.txt §4): the receiver on `to` pulls one object through
+    /// several pipes (interface, server); the servers are unchanged RCP senders.
+    R2cp(R2cpSetup),
     /// HTTP-like request/response traffic over TCP (server on `from`, client on `to`).
     Http(crate::agents::http::HttpParams),
     /// Constant-bit-rate UDP.
@@ -237,6 +242,7 @@ impl FlowKind {
         match self {
             FlowKind::Tcp(_) => "tcp",
             FlowKind::Rcp(_) => "rcp",
+            FlowKind::R2cp(_) => "r2cp",
             FlowKind::Http(_) => "http",
             FlowKind::Cbr { .. } => "cbr",
             FlowKind::Pareto { .. } => "pareto",
@@ -249,6 +255,7 @@ impl FlowKind {
         match self {
             FlowKind::Tcp(t) => &t.cc,
             FlowKind::Rcp(r) => &r.cc,
+            FlowKind::R2cp(r) => &r.rcp.cc,
             FlowKind::Media(m) => m.kind.name(),
             _ => "",
         }

@@ -1,0 +1,961 @@
+//! The R²CP receiver engine (rcp-r2cp.txt §4.2–4.3): the pipes, the shared receive buffer, the
+//! *pending* and reassignment sets, and the scheduler that binds global ranges to pipe
+//! requests. Driving contract as [`crate::rcp::RcpReceiver`]: feed datagrams, call
+//! `poll_transmit` until `None`, re-arm the timer from `poll_timeout`, drain `poll_event`, read.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use roam_wire::{ConnId, Data, Flags, UNKNOWN_LENGTH};
+
+use super::policy::{TokenBucket, TokenPolicy};
+use super::ranges::RangeSet;
+use super::rank::{skip_bytes, PipeRate};
+use super::slot::{ControlTimer, PipeState, Slot};
+use super::{PipeId, PipeRole, PipeSpec, R2cpError, R2cpEvent, Removal, Scheme};
+use crate::endpoint::{EndpointConnection, Outgoing, PathId};
+use crate::linkinfo::LinkInfo;
+use crate::rcp::{RcpConfig, ReceiverPipe, RecvBuffer};
+use crate::rtt::RttEstimator;
+use crate::Time;
+
+/// Why a pipe is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deletion {
+    /// Make-before-break, done: FIN, then removal.
+    Drained,
+    /// Break-before-make (or the interface went down): removed now.
+    Broken,
+    /// Its sender failed it: removed now.
+    Failed,
+}
+
+/// Counters of an R²CP receiver.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct R2cpStats {
+    /// DATA payloads received.
+    pub data_received: u64,
+    /// DATA payloads already held.
+    pub duplicates: u64,
+    /// Arrivals that found the buffer at least 75 % full (Fig. 12(c)).
+    pub arrivals_buffer_75: u64,
+    /// Bytes bound to requests for the first time (taken from *pending*).
+    pub bytes_bound_new: u64,
+    /// Bytes bound again (holes: lost, or outstanding on a deleted pipe).
+    pub bytes_rebound: u64,
+    /// Holes moved from the pipe that lost them to another pipe.
+    pub reassigned: u64,
+    /// Pipes that failed.
+    pub pipes_failed: u64,
+}
+
+/// What a host may read about one pipe.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PipeInfo {
+    /// Its name.
+    pub id: PipeId,
+    /// Its path.
+    pub path: PathId,
+    /// Life state.
+    pub state: PipeState,
+    /// Draining (make-before-break).
+    pub draining: bool,
+    /// Congestion window (bytes).
+    pub cwnd: u64,
+    /// Smoothed RTT, if sampled.
+    pub srtt: Option<Duration>,
+    /// Units outstanding.
+    pub outstanding: usize,
+    /// Payload bytes new to the buffer that arrived through it.
+    pub bytes_received: u64,
+    /// Re-requests and timeouts of its pipe.
+    pub rerequests: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+}
+
+/// An R²CP connection at the receiver. See the module docs and `docs/R2CP.md`.
+#[derive(Debug)]
+pub struct R2cpReceiver {
+    config: Arc<RcpConfig>,
+    scheme: Scheme,
+    object: Vec<u8>,
+    mss: u64,
+    range_start: u64,
+    range_end: u64,
+    buf: RecvBuffer,
+    /// Global ranges not yet requested (§4.3.1 *pending*).
+    pending: RangeSet,
+    /// Global ranges whose pipe is gone, to be bound again first (ours).
+    reassign: RangeSet,
+    slots: Vec<Slot>,
+    policy: Option<TokenBucket>,
+    /// The last scheduling round stopped for lack of tokens.
+    token_blocked: bool,
+    events: VecDeque<R2cpEvent>,
+    connected: bool,
+    eof: bool,
+    closed: bool,
+    next_tx: usize,
+    stats: R2cpStats,
+}
+
+impl R2cpReceiver {
+    /// A connection for bytes `range.0 .. range.1` of `object` (`u64::MAX` as the end: to the
+    /// end of the object), with no pipe yet ([`R2cpReceiver::add_pipe`]).
+    pub fn new(
+        config: Arc<RcpConfig>,
+        scheme: Scheme,
+        object: &[u8],
+        range: (u64, u64),
+    ) -> Result<R2cpReceiver, R2cpError> {
+        config.validate().map_err(R2cpError::Config)?;
+        let (start, end) = range;
+        if end < start {
+            return Err(R2cpError::Range);
+        }
+        let mut pending = RangeSet::new();
+        pending.insert(start, end);
+        let mss = u64::from(config.mss);
+        let scheme = match scheme {
+            Scheme::Apps { stripe } => Scheme::Apps {
+                stripe: stripe.max(1),
+            },
+            s => s,
+        };
+        Ok(R2cpReceiver {
+            mss,
+            scheme,
+            object: object.to_vec(),
+            range_start: start,
+            range_end: end,
+            buf: RecvBuffer::new(start),
+            pending,
+            reassign: RangeSet::new(),
+            slots: Vec::new(),
+            policy: None,
+            token_blocked: false,
+            events: VecDeque::new(),
+            connected: false,
+            eof: start == end,
+            closed: false,
+            next_tx: 0,
+            stats: R2cpStats::default(),
+            config,
+        })
+    }
+
+    /// Creates a pipe (§4.2: "a new RCP pipe between the newly active interface and the
+    /// server is created"); its SYN names the object and the current in-order point.
+    pub fn add_pipe(&mut self, now: Time, spec: PipeSpec) -> Result<(), R2cpError> {
+        if self
+            .slots
+            .iter()
+            .any(|s| s.id() == spec.id || s.conn_id() == spec.conn_id)
+        {
+            return Err(R2cpError::DuplicatePipe(spec.id));
+        }
+        let c = &self.config;
+        let rtt = RttEstimator::new(
+            Duration::from_millis(c.initial_rto_ms),
+            Duration::from_millis(c.min_rto_ms),
+            Duration::from_millis(c.max_rto_ms),
+        );
+        let pipe = ReceiverPipe::new(
+            spec.cc.build(self.mss, c.initial_window),
+            rtt,
+            c.dup_thresh,
+            c.eln,
+            u64::from(c.max_window_segments) * self.mss,
+            0,
+        );
+        let rto = Duration::from_millis(c.initial_rto_ms);
+        let mut slot = Slot::new(spec, pipe, self.buf.rcv_nxt(), now, rto);
+        if self.eof {
+            slot.close(now);
+        }
+        self.slots.push(slot);
+        Ok(())
+    }
+
+    /// Deletes a pipe (make-before-break or break-before-make, §2.2.1). Unknown ids are
+    /// ignored.
+    pub fn remove_pipe(&mut self, now: Time, id: PipeId, how: Removal) {
+        let Some(i) = self.slots.iter().position(|s| s.id() == id) else {
+            return;
+        };
+        match how {
+            Removal::Drain if self.slots[i].state == PipeState::Established => {
+                self.slots[i].draining = true;
+                self.retire_drained(now);
+            }
+            _ if self.slots[i].state == PipeState::Closing => {}
+            _ => self.delete(now, i, Deletion::Broken),
+        }
+    }
+
+    /// Sets or clears the aggregation policy (§4.4.3).
+    pub fn set_policy(&mut self, now: Time, policy: Option<TokenPolicy>) {
+        self.policy = policy.map(|p| TokenBucket::new(p, now));
+        self.token_blocked = false;
+    }
+
+    /// Local link facts for one pipe's controller.
+    pub fn set_link_info(&mut self, now: Time, id: PipeId, info: &LinkInfo) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.id() == id) {
+            s.pipe.set_link_info(now, &info.sanitized());
+        }
+    }
+
+    /// The host saw a DATA for global offset `seq` corrupted on pipe `id`'s wireless hop
+    /// (per-hole ELN, §3.4.2).
+    pub fn note_corrupted(&mut self, id: PipeId, seq: u64) {
+        if let Some(s) = self.slots.iter_mut().find(|s| s.id() == id) {
+            if let Some(local) = s.binding.local(seq) {
+                s.pipe.note_corrupted(local);
+            }
+        }
+    }
+
+    /// The assignment scheme.
+    pub fn scheme(&self) -> Scheme {
+        self.scheme
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> R2cpStats {
+        self.stats
+    }
+
+    /// The pipes, in creation order.
+    pub fn pipes(&self) -> impl Iterator<Item = PipeInfo> + '_ {
+        self.slots.iter().map(|s| {
+            let ps = s.pipe.stats();
+            PipeInfo {
+                id: s.id(),
+                path: s.spec.path,
+                state: s.state,
+                draining: s.draining,
+                cwnd: s.pipe.cwnd(),
+                srtt: s.pipe.rtt().srtt(),
+                outstanding: s.binding.len(),
+                bytes_received: s.bytes_received,
+                rerequests: ps.rerequests,
+                timeouts: ps.timeouts,
+            }
+        })
+    }
+
+    /// RCV.NXT.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.buf.rcv_nxt()
+    }
+
+    /// Offset of the next byte [`R2cpReceiver::read`] returns.
+    pub fn read_point(&self) -> u64 {
+        self.buf.read_point()
+    }
+
+    /// Bytes held in the receive buffer (in order and not read, plus out of order).
+    pub fn buffered(&self) -> usize {
+        self.buf.readable() + self.buf.out_of_order_bytes()
+    }
+
+    /// Global ranges not yet requested.
+    pub fn pending(&self) -> &RangeSet {
+        &self.pending
+    }
+
+    /// Global ranges waiting to be requested again (their pipe is gone).
+    pub fn reassign_queue(&self) -> &RangeSet {
+        &self.reassign
+    }
+
+    /// True once every byte arrived.
+    pub fn is_complete(&self) -> bool {
+        self.eof
+    }
+
+    /// True once every pipe closed after completion.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Next event.
+    pub fn poll_event(&mut self) -> Option<R2cpEvent> {
+        self.events.pop_front()
+    }
+
+    /// Moves up to `max` in-order bytes into `out`.
+    pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        self.buf.read(out, max)
+    }
+
+    /// Handles one DATA for one of the pipes. Foreign or malformed datagrams are errors.
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), R2cpError> {
+        let d = Data::decode(bytes).map_err(|e| R2cpError::Datagram(e.to_string()))?;
+        let Some(i) = self.slots.iter().position(|s| s.conn_id() == d.conn_id) else {
+            return Err(R2cpError::Datagram("foreign connection id".into()));
+        };
+        if d.flags.contains(Flags::RST) {
+            self.fail(now, i);
+            return Ok(());
+        }
+        match self.slots[i].state {
+            PipeState::Connecting => {
+                if !d.flags.contains(Flags::SYN | Flags::ACK) {
+                    return Ok(());
+                }
+                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+                if let Some(len) = object_len {
+                    self.clip_range(len);
+                }
+                self.slots[i].on_established(now, d.token);
+                self.events.push_back(R2cpEvent::PipeUp(self.slots[i].id()));
+                if !self.connected {
+                    self.connected = true;
+                    self.events.push_back(R2cpEvent::Connected { object_len });
+                }
+            }
+            PipeState::Established => {
+                if d.flags.contains(Flags::SYN) {
+                    self.slots[i].ack_pending = true;
+                    return Ok(());
+                }
+                // Only a sender that opened the connection sends anything but SYN+ACK.
+                self.slots[i].token.on_accepted();
+            }
+            PipeState::Closing => {
+                if d.flags.contains(Flags::FIN) {
+                    let id = self.slots[i].id();
+                    self.slots.remove(i);
+                    self.events.push_back(R2cpEvent::PipeClosed(id));
+                    self.check_closed();
+                    return Ok(());
+                }
+            }
+        }
+        let slot = &mut self.slots[i];
+        slot.ts_recent = d.ts_val;
+        slot.snd_wnd = slot.snd_wnd.max(d.window);
+        if !d.payload.is_empty() {
+            self.on_payload(now, i, &d);
+        }
+        self.retire_drained(now);
+        self.check_complete(now);
+        Ok(())
+    }
+
+    /// The first sender to report the object's length bounds the range.
+    fn clip_range(&mut self, len: u64) {
+        if len < self.range_end {
+            self.range_end = len.max(self.range_start);
+            self.pending.truncate(self.range_end);
+            self.reassign.truncate(self.range_end);
+        }
+    }
+
+    fn on_payload(&mut self, now: Time, i: usize, d: &Data<'_>) {
+        self.stats.data_received += 1;
+        let rtt = (d.ts_ecr != 0).then(|| {
+            let now_us = (now.as_micros() as u32).max(1);
+            Duration::from_micros(u64::from(now_us.wrapping_sub(d.ts_ecr)))
+        });
+        let rtt = rtt.filter(|r| *r < Duration::from_secs(120));
+        let slot = &mut self.slots[i];
+        // Back from global to local (§4.2).
+        let bound = slot.binding.local(d.seq).and_then(|l| {
+            let g = slot.binding.global(l)?;
+            Some((l, g.1))
+        });
+        let limit = match bound {
+            Some((local, end)) => {
+                slot.binding.unbind(local);
+                slot.pipe.on_arrival(now, local, rtt);
+                end
+            }
+            // Data this pipe requested before its unit moved elsewhere, or never requested:
+            // keep it only within the range and the buffer.
+            None => self.range_end.min(
+                self.buf
+                    .read_point()
+                    .saturating_add(self.config.recv_buffer),
+            ),
+        };
+        if self.buf.has(d.seq, d.end()) || d.seq < self.buf.rcv_nxt() {
+            self.stats.duplicates += 1;
+            return;
+        }
+        let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
+        let held = (self.buf.readable() + self.buf.out_of_order_bytes()) as u64;
+        if held.saturating_mul(4) >= self.config.recv_buffer.saturating_mul(3) {
+            self.stats.arrivals_buffer_75 += 1;
+        }
+        self.buf.insert(d.seq, &d.payload[..n]);
+        self.slots[i].bytes_received += n as u64;
+    }
+
+    fn check_complete(&mut self, now: Time) {
+        if !self.eof && self.buf.rcv_nxt() >= self.range_end && self.connected {
+            self.eof = true;
+            self.events.push_back(R2cpEvent::Eof);
+            self.pending = RangeSet::new();
+            self.reassign = RangeSet::new();
+            for s in &mut self.slots {
+                s.close(now);
+            }
+        }
+    }
+
+    fn check_closed(&mut self) {
+        if self.eof && self.slots.is_empty() && !self.closed {
+            self.closed = true;
+            self.events.push_back(R2cpEvent::Closed);
+        }
+    }
+
+    /// Deletes slot `i`, moving its outstanding units to the reassignment queue. A drained
+    /// pipe says goodbye to its sender (FIN, then it is removed); a broken or failed one is
+    /// removed at once.
+    fn delete(&mut self, now: Time, i: usize, how: Deletion) {
+        for (s, e) in self.slots[i].binding.globals() {
+            if !self.buf.has(s, e) {
+                self.reassign.insert(s, e);
+            }
+        }
+        let id = self.slots[i].id();
+        match how {
+            Deletion::Drained => {
+                let slot = &mut self.slots[i];
+                slot.binding = super::binding::Binding::new();
+                slot.draining = false;
+                slot.close(now);
+                return;
+            }
+            Deletion::Failed => {
+                self.stats.pipes_failed += 1;
+                self.events.push_back(R2cpEvent::PipeFailed(id));
+            }
+            Deletion::Broken => self.events.push_back(R2cpEvent::PipeClosed(id)),
+        }
+        self.slots.remove(i);
+        self.next_tx = 0;
+        self.check_closed();
+    }
+
+    fn fail(&mut self, now: Time, i: usize) {
+        if self.slots[i].state == PipeState::Closing {
+            let id = self.slots[i].id();
+            self.slots.remove(i);
+            self.events.push_back(R2cpEvent::PipeClosed(id));
+            self.check_closed();
+            return;
+        }
+        self.delete(now, i, Deletion::Failed);
+    }
+
+    /// Deletes draining pipes with nothing outstanding.
+    fn retire_drained(&mut self, now: Time) {
+        while let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| s.draining && s.binding.is_empty() && s.state == PipeState::Established)
+        {
+            self.delete(now, i, Deletion::Drained);
+        }
+    }
+
+    /// When [`R2cpReceiver::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let mut t: Option<Time> = None;
+        let mut min = |x: Option<Time>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        for s in &self.slots {
+            min(s.control.at);
+            if s.state == PipeState::Established {
+                min(s.pipe.poll_timeout());
+            }
+        }
+        if self.token_blocked {
+            min(self.policy.as_ref().and_then(|b| b.ready_at(self.mss)));
+        }
+        t
+    }
+
+    /// Runs due timers.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.token_blocked
+            && self
+                .policy
+                .as_ref()
+                .and_then(|b| b.ready_at(self.mss))
+                .is_some_and(|t| t <= now)
+        {
+            self.token_blocked = false;
+        }
+        let mut i = 0;
+        while i < self.slots.len() {
+            let s = &mut self.slots[i];
+            if s.control.at.is_some_and(|t| t <= now) {
+                s.control.tries += 1;
+                if s.control.tries > self.config.max_syn_retries {
+                    // No answer to the SYN (or FIN): the pipe is gone.
+                    self.fail(now, i);
+                    continue;
+                }
+                let base = match s.state {
+                    PipeState::Connecting => Duration::from_millis(self.config.initial_rto_ms),
+                    _ => s.pipe.rtt().rto(),
+                };
+                s.control.at = Some(now + base * (1u32 << s.control.tries.min(6)));
+                match s.state {
+                    PipeState::Connecting => s.outgoing.push_back(super::slot::Out::Syn),
+                    PipeState::Closing => s.outgoing.push_back(super::slot::Out::Fin),
+                    PipeState::Established => s.control = ControlTimer::default(),
+                }
+            }
+            if s.state == PipeState::Established
+                && s.pipe.handle_timeout(now)
+                && (s.pipe.rtt().backoff_count() > self.config.max_retries || s.draining)
+            {
+                {
+                    // The sender stopped answering (as RcpReceiver's TimedOut), or a draining
+                    // pipe timed out: what it had outstanding goes to the other pipes.
+                    if s.draining {
+                        self.delete(now, i, Deletion::Drained);
+                        i += 1;
+                    } else {
+                        self.fail(now, i);
+                    }
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// Estimated request-to-data time of a slot, if known.
+    fn rate(s: &Slot) -> Option<PipeRate> {
+        s.rtt_estimate().map(|srtt| PipeRate {
+            srtt,
+            cwnd: s.pipe.cwnd(),
+        })
+    }
+
+    /// A slot may get new bindings.
+    fn usable(s: &Slot) -> bool {
+        s.state == PipeState::Established && !s.draining
+    }
+
+    /// A pipe in timeout backoff: its RTO fired and it has not delivered since (a delivery's
+    /// RTT sample ends the backoff).
+    fn timed_out(s: &Slot) -> bool {
+        s.pipe.rtt().backoff_count() > 0
+    }
+
+    /// A slot may get reassigned or new units: usable and not in timeout backoff, unless no
+    /// pipe is out of backoff (then every usable pipe may; as single-path RCP). §4.1.4: "any
+    /// loss detected by individual RCP pipes is reported to R²CP such that the corresponding
+    /// request is reassigned to another pipe that has space in its window"; a pipe that lost
+    /// everything to a timeout has no space: it only probes until it delivers again.
+    fn takes_units(&self, j: usize) -> bool {
+        let s = &self.slots[j];
+        Self::usable(s)
+            && (!Self::timed_out(s)
+                || !self
+                    .slots
+                    .iter()
+                    .any(|o| Self::usable(o) && !Self::timed_out(o)))
+    }
+
+    /// Slot indices ordered by estimated arrival (smallest RTT first; unknown last).
+    fn by_arrival(&self) -> Vec<usize> {
+        let mut idx: Vec<usize> = (0..self.slots.len()).collect();
+        idx.sort_by_key(|&i| (self.slots[i].rtt_estimate().unwrap_or(Duration::MAX), i));
+        idx
+    }
+
+    /// Whether slot `i` is a secondary pipe that must leave the tokens for `len` bytes to a
+    /// primary pipe that has room now (§4.4.3: "the secondary pipe (RCP-2) is allowed to
+    /// consume only tokens not used by the first pipe (RCP-1)").
+    fn secondary_waits(&self, i: usize, len: u64) -> bool {
+        self.policy.is_some()
+            && self.slots[i].spec.role == PipeRole::Secondary
+            && self.slots.iter().enumerate().any(|(j, s)| {
+                s.spec.role == PipeRole::Primary && self.takes_units(j) && s.pipe.has_room(len)
+            })
+    }
+
+    /// Takes tokens for `len` bytes bound to slot `i`, if the policy allows (§4.4.3).
+    fn take_tokens(&mut self, now: Time, i: usize, len: u64) -> bool {
+        if self.secondary_waits(i, len) {
+            return false;
+        }
+        let Some(bucket) = self.policy.as_mut() else {
+            return true;
+        };
+        if bucket.take(now, len) {
+            true
+        } else {
+            self.token_blocked = true;
+            false
+        }
+    }
+
+    /// The buffer bound for a unit ending at `end` (§3.3.4; APPS: a buffer per connection).
+    fn fits_buffer(&self, i: usize, end: u64) -> bool {
+        let read = self.buf.read_point();
+        match self.scheme {
+            Scheme::Apps { stripe } => {
+                let n = self.apps_members().len().max(1) as u64;
+                let Some(k) = self.apps_index(i) else {
+                    return false;
+                };
+                let own = |x: u64| stripe_bytes_below(x, self.range_start, stripe, n, k);
+                own(end).saturating_sub(own(read)) <= self.config.recv_buffer / n
+            }
+            _ => end <= read.saturating_add(self.config.recv_buffer),
+        }
+    }
+
+    /// The APPS connections: every established, non-draining pipe, in creation order.
+    fn apps_members(&self) -> Vec<usize> {
+        (0..self.slots.len())
+            .filter(|&i| Self::usable(&self.slots[i]))
+            .collect()
+    }
+
+    fn apps_index(&self, i: usize) -> Option<u64> {
+        self.apps_members()
+            .iter()
+            .position(|&j| j == i)
+            .map(|k| k as u64)
+    }
+
+    /// Binds `[s, e)` to slot `i` as a new local unit and queues its pull.
+    fn bind(&mut self, now: Time, i: usize, s: u64, e: u64) {
+        let slot = &mut self.slots[i];
+        let local = slot.binding.bind(s, e);
+        slot.pipe.on_requested(now, local, local + (e - s));
+        slot.pull(s, e);
+    }
+
+    /// The scheduler (§4.1.4, §4.3.1): holes first, then new data by rank.
+    fn make_requests(&mut self, now: Time) {
+        if self.eof {
+            return;
+        }
+        self.token_blocked = false;
+        self.schedule_holes(now);
+        if self.token_blocked {
+            return;
+        }
+        self.schedule_reassigned(now);
+        if self.token_blocked {
+            return;
+        }
+        self.schedule_new(now);
+    }
+
+    /// Every hole a pipe declared goes to the pipe with room and the earliest arrival (the
+    /// pipe that lost it on a tie; under APPS, always that pipe). The same pipe re-requests
+    /// the same local unit, as single-path RCP; another pipe binds a new one (§4.1.4).
+    fn schedule_holes(&mut self, now: Time) {
+        for i in self.by_arrival() {
+            if self.release_timed_out(now, i) {
+                continue;
+            }
+            while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
+                let Some((gs, ge)) = self.slots[i].binding.global(ls) else {
+                    // Cannot happen (every unit is bound); settle it so the pipe moves on.
+                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    continue;
+                };
+                if self.buf.has(gs, ge) {
+                    // It arrived after all (through another pipe): settle without a request.
+                    self.slots[i].binding.unbind(ls);
+                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    continue;
+                }
+                let target = self.hole_target(i, le - ls);
+                let Some(t) = target else { break };
+                if !self.take_tokens(now, t, ge - gs) {
+                    return;
+                }
+                self.stats.bytes_rebound += ge - gs;
+                if t == i {
+                    self.slots[i].pipe.on_requested(now, ls, le);
+                    self.slots[i].pull(gs, ge);
+                } else {
+                    // The losing pipe forgets the unit (its loss was already answered by its
+                    // controller); the range is bound afresh on the target pipe.
+                    self.slots[i].binding.unbind(ls);
+                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    self.stats.reassigned += 1;
+                    self.bind(now, t, gs, ge);
+                }
+            }
+        }
+    }
+
+    /// The holes of a pipe in timeout backoff while another pipe takes units (§4.1.4): the pipe
+    /// keeps one unit in flight, its RTO probe (RCP's retransmission after a timeout,
+    /// §3.3.5 (iii)), whose range is requested through another pipe as well so that in-order
+    /// delivery does not wait for the probe; every other lost unit is forgotten by the pipe
+    /// and goes to the reassignment queue (other pipes, earliest arrival first). Returns false
+    /// when the rule does not apply (then the pipe's holes go the usual way).
+    fn release_timed_out(&mut self, now: Time, i: usize) -> bool {
+        if matches!(self.scheme, Scheme::Apps { .. })
+            || !Self::timed_out(&self.slots[i])
+            || !(0..self.slots.len()).any(|j| j != i && self.takes_units(j))
+        {
+            self.slots[i].pipe.set_rto_cap(None);
+            return false;
+        }
+        // Nothing rides on the probe (its range is requested elsewhere too): it repeats at the
+        // RTO without backoff, so the pipe is back in use within about one RTO of its path
+        // recovering instead of after the doubled timeouts of a path carrying alone.
+        let unbacked = Duration::from_millis(self.config.min_rto_ms)
+            .max(self.slots[i].pipe.rtt().timeout_estimate());
+        self.slots[i].pipe.set_rto_cap(Some(unbacked));
+        while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
+            let slot = &mut self.slots[i];
+            let Some((gs, ge)) = slot.binding.global(ls) else {
+                slot.pipe.on_arrival(now, ls, None);
+                continue;
+            };
+            let missing = !self.buf.has(gs, ge);
+            if slot.pipe.in_flight() == 0 && slot.state == PipeState::Established {
+                // The probe (it is not charged to a policy: its bytes are requested again
+                // through another pipe, which is).
+                slot.pipe.on_requested(now, ls, le);
+                slot.pull(gs, ge);
+            } else {
+                slot.binding.unbind(ls);
+                slot.pipe.on_arrival(now, ls, None);
+                self.stats.reassigned += 1;
+            }
+            if missing {
+                self.reassign.insert(gs, ge);
+            }
+        }
+        true
+    }
+
+    /// Where a hole of slot `i` goes: the pipe with room that takes units and has the smallest
+    /// RTT, `i` itself on a tie (or when it is the only one with room).
+    fn hole_target(&self, i: usize, len: u64) -> Option<usize> {
+        if matches!(self.scheme, Scheme::Apps { .. }) {
+            let s = &self.slots[i];
+            return (s.state == PipeState::Established && s.pipe.has_room(len)).then_some(i);
+        }
+        let mut best: Option<(Duration, usize)> = None;
+        for (j, s) in self.slots.iter().enumerate() {
+            // A secondary that must leave the tokens to a primary with room is no target: the
+            // primary is (else the hole would wait for the secondary forever while the
+            // primary takes new data, and in-order delivery would stop).
+            if !self.takes_units(j) || !s.pipe.has_room(len) || self.secondary_waits(j, len) {
+                continue;
+            }
+            let rtt = s.rtt_estimate().unwrap_or(Duration::MAX);
+            let better = match best {
+                None => true,
+                Some((b, bj)) => rtt < b || (rtt == b && j == i && bj != i),
+            };
+            if better {
+                best = Some((rtt, j));
+            }
+        }
+        best.map(|(_, j)| j)
+    }
+
+    /// Ranges whose pipe is gone go to pipes with room, earliest arrival first.
+    fn schedule_reassigned(&mut self, now: Time) {
+        while let Some((s, e)) = self.reassign.nth_unit(0, self.mss) {
+            if self.buf.has(s, e) {
+                self.reassign.remove(s, e);
+                continue;
+            }
+            let Some(t) = self.by_arrival().into_iter().find(|&j| {
+                self.takes_units(j)
+                    && self.slots[j].pipe.has_room(e - s)
+                    && !self.secondary_waits(j, e - s)
+            }) else {
+                return;
+            };
+            if !self.take_tokens(now, t, e - s) {
+                return;
+            }
+            self.reassign.remove(s, e);
+            self.stats.bytes_rebound += e - s;
+            self.bind(now, t, s, e);
+        }
+    }
+
+    /// New data: each usable pipe with room gets its rank's unit, fastest pipes first, until
+    /// no pipe can take more.
+    fn schedule_new(&mut self, now: Time) {
+        loop {
+            let mut progressed = false;
+            for i in self.by_arrival() {
+                if self.pending.is_empty() {
+                    return;
+                }
+                if !self.takes_units(i) || !self.slots[i].pipe.has_room(self.mss) {
+                    continue;
+                }
+                let Some((us, ue)) = self.choose_new(i) else {
+                    continue;
+                };
+                if ue > self.slots[i].snd_wnd || !self.fits_buffer(i, ue) {
+                    continue;
+                }
+                // A secondary visited before a primary with room leaves the tokens to it; the
+                // primary's turn comes later in this round.
+                if self.secondary_waits(i, ue - us) {
+                    continue;
+                }
+                if !self.take_tokens(now, i, ue - us) {
+                    return;
+                }
+                self.pending.remove(us, ue);
+                self.stats.bytes_bound_new += ue - us;
+                self.bind(now, i, us, ue);
+                progressed = true;
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    /// The unit a new request through slot `i` should carry.
+    fn choose_new(&self, i: usize) -> Option<(u64, u64)> {
+        match self.scheme {
+            Scheme::Fcfs => self.pending.nth_unit(0, self.mss),
+            Scheme::Rank => {
+                // §4.3.1: "the assignment should be made based on the time the corresponding
+                // data will arrive, not the time the request is sent".
+                let me = Self::rate(&self.slots[i]);
+                let skip = match me {
+                    Some(me) => {
+                        let others: Vec<PipeRate> = self
+                            .slots
+                            .iter()
+                            .enumerate()
+                            // A secondary that leaves the tokens to a primary with room
+                            // (§4.4.3) will not fetch the bytes the skip would leave it.
+                            .filter(|&(j, _)| {
+                                j != i && self.takes_units(j) && !self.secondary_waits(j, self.mss)
+                            })
+                            .filter_map(|(_, s)| Self::rate(s))
+                            .collect();
+                        skip_bytes(me, &others, self.mss)
+                    }
+                    None => 0,
+                };
+                self.pending.nth_unit(skip, self.mss)
+            }
+            Scheme::Apps { stripe } => {
+                let n = self.apps_members().len().max(1) as u64;
+                let k = self.apps_index(i)?;
+                for (s, e) in self.pending.iter() {
+                    // The first byte at or after s in one of connection k's stripes.
+                    let rel = s - self.range_start;
+                    let idx = rel / stripe;
+                    let first = if idx % n == k {
+                        s
+                    } else {
+                        let next = idx + (k + n - idx % n) % n;
+                        self.range_start.saturating_add(next.saturating_mul(stripe))
+                    };
+                    if first < e {
+                        let stripe_end = self.range_start
+                            + ((first - self.range_start) / stripe + 1).saturating_mul(stripe);
+                        let end = e.min(stripe_end).min(first.saturating_add(self.mss));
+                        return Some((first, end));
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// Writes the next REQ (from any pipe, in turn) into `buf`; returns its path and length.
+    pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<(PathId, usize)> {
+        self.make_requests(now);
+        let n = self.slots.len();
+        for k in 0..n {
+            let i = (self.next_tx + k) % n;
+            if !self.slots[i].wants_to_send() {
+                continue;
+            }
+            let len = self.slots[i].poll_transmit(now, &self.object, self.mss, buf)?;
+            self.next_tx = (i + 1) % n;
+            return Some((self.slots[i].spec.path, len));
+        }
+        None
+    }
+}
+
+/// Bytes of connection `k`'s stripes (stripes `k, k + n, …` of `stripe` bytes from `base`)
+/// below offset `x`.
+fn stripe_bytes_below(x: u64, base: u64, stripe: u64, n: u64, k: u64) -> u64 {
+    let rel = x.saturating_sub(base);
+    let full = rel / stripe;
+    let part = rel % stripe;
+    // Whole stripes below: indices 0..full; those ≡ k (mod n).
+    let count = if full > k { (full - k).div_ceil(n) } else { 0 };
+    let partial = if full % n == k { part } else { 0 };
+    count.saturating_mul(stripe).saturating_add(partial)
+}
+
+impl EndpointConnection for R2cpReceiver {
+    fn conn_ids(&self, out: &mut Vec<(ConnId, PathId)>) {
+        out.extend(self.slots.iter().map(|s| (s.conn_id(), s.spec.path)));
+    }
+
+    fn handle_datagram(&mut self, now: Time, _path: PathId, datagram: &[u8]) {
+        let _ = R2cpReceiver::handle_datagram(self, now, datagram);
+    }
+
+    fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Outgoing> {
+        R2cpReceiver::poll_transmit(self, now, buf).map(|(path, len)| Outgoing { path, len })
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        R2cpReceiver::poll_timeout(self)
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        R2cpReceiver::handle_timeout(self, now)
+    }
+
+    fn is_drained(&self) -> bool {
+        self.closed && self.buf.readable() == 0
+    }
+
+    fn memory_bound(&self) -> usize {
+        usize::try_from(self.config.recv_buffer).unwrap_or(usize::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stripe_bytes_count_only_own_stripes() {
+        // Stripes of 10 from 0, two connections: k = 0 owns [0,10), [20,30) …
+        assert_eq!(stripe_bytes_below(0, 0, 10, 2, 0), 0);
+        assert_eq!(stripe_bytes_below(5, 0, 10, 2, 0), 5);
+        assert_eq!(stripe_bytes_below(15, 0, 10, 2, 0), 10);
+        assert_eq!(stripe_bytes_below(25, 0, 10, 2, 0), 15);
+        assert_eq!(stripe_bytes_below(15, 0, 10, 2, 1), 5);
+        assert_eq!(stripe_bytes_below(40, 0, 10, 2, 1), 20);
+    }
+}

@@ -1,0 +1,234 @@
+//! R²CP engine behaviour (rcp-r2cp.txt §4): rank scheduling, loss reassignment, pipe
+//! deletion, server migration, over the small multi-path network of `r2cp_support`.
+
+mod r2cp_support;
+
+use std::time::Duration;
+
+use r2cp_support::{Net, PathSpec};
+use roam_proto::r2cp::{PipeId, PipeRole, R2cpEvent, RangeSet, Removal, Scheme, TokenPolicy};
+use roam_proto::rcp::RcpConfig;
+use roam_proto::Time;
+
+fn path(server: usize, delay_ms: u64, mbps: f64, loss: f64) -> PathSpec {
+    PathSpec {
+        server,
+        delay: Duration::from_millis(delay_ms),
+        rate: mbps * 1e6 / 8.0,
+        loss,
+    }
+}
+
+fn config(buffer: u64) -> RcpConfig {
+    RcpConfig {
+        recv_buffer: buffer,
+        initial_window: 2,
+        ..RcpConfig::default()
+    }
+}
+
+fn secs(s: u64) -> Time {
+    Time::from_millis(s * 1000)
+}
+
+#[test]
+fn one_pipe_transfers_the_object_intact() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 300_000, 1, 1);
+    net.add_pipe(path(0, 20, 4.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(30));
+    assert!(net.intact());
+    assert!(net.rx.is_closed());
+    assert_eq!(net.rx.stats().bytes_rebound, 0);
+}
+
+/// Two pipes with RTTs 40 ms and 160 ms and a small buffer: by rank, data arrives nearly in
+/// order (few arrivals find the buffer 3/4 full) and the transfer is faster than FCFS.
+#[test]
+fn rank_keeps_arrivals_in_order_where_fcfs_fills_the_buffer() {
+    let run = |scheme| {
+        let mut net = Net::new(config(64_000), scheme, 2_000_000, 2, 3);
+        net.add_pipe(path(0, 20, 4.0, 0.0), PipeRole::Primary);
+        net.add_pipe(path(1, 80, 4.0, 0.0), PipeRole::Primary);
+        net.run_until(secs(60));
+        assert!(net.intact(), "{scheme:?}");
+        let done = net
+            .events
+            .iter()
+            .find(|(_, e)| *e == R2cpEvent::Eof)
+            .unwrap()
+            .0;
+        (done, net.rx.stats().arrivals_buffer_75)
+    };
+    let (t_rank, full_rank) = run(Scheme::Rank);
+    let (t_fcfs, full_fcfs) = run(Scheme::Fcfs);
+    assert!(t_rank < t_fcfs, "rank {t_rank:?} fcfs {t_fcfs:?}");
+    assert!(full_rank < full_fcfs, "rank {full_rank} fcfs {full_fcfs}");
+}
+
+/// A loss on the slow pipe goes back to the engine and is re-requested by the fast pipe.
+#[test]
+fn losses_are_reassigned_to_a_pipe_with_room() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 1_000_000, 2, 7);
+    net.add_pipe(path(0, 10, 4.0, 0.0), PipeRole::Primary);
+    net.add_pipe(path(1, 60, 4.0, 0.05), PipeRole::Primary);
+    net.run_until(secs(60));
+    assert!(net.intact());
+    assert!(net.rx.stats().reassigned > 0, "{:?}", net.rx.stats());
+}
+
+/// Break-before-make: a pipe deleted with requests outstanding hands them all to the other.
+#[test]
+fn deleting_a_pipe_reassigns_everything_it_had_outstanding() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 2_000_000, 2, 11);
+    net.add_pipe(path(0, 20, 4.0, 0.0), PipeRole::Primary);
+    net.add_pipe(path(1, 40, 4.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(1));
+    let outstanding = net
+        .rx
+        .pipes()
+        .find(|p| p.id == PipeId(1))
+        .unwrap()
+        .outstanding;
+    assert!(outstanding > 0);
+    net.path_down(1, Some(Removal::Break));
+    let queued = net.rx.reassign_queue().bytes();
+    assert!(queued > 0 && queued <= outstanding as u64 * 1000);
+    assert_eq!(net.rx.pipes().count(), 1);
+    net.run_until(secs(60));
+    assert!(net.intact());
+    assert!(net
+        .events
+        .iter()
+        .any(|(_, e)| *e == R2cpEvent::PipeClosed(PipeId(1))));
+}
+
+/// Make-before-break: the old pipe drains (its outstanding requests are answered) while the
+/// new one takes all new data; no stall.
+#[test]
+fn make_before_break_drains_the_old_pipe() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 2_000_000, 2, 13);
+    net.add_pipe(path(0, 20, 4.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(1));
+    net.add_pipe(path(1, 20, 4.0, 0.0), PipeRole::Primary);
+    net.rx.remove_pipe(net.now, PipeId(0), Removal::Drain);
+    net.run_until(secs(60));
+    assert!(net.intact());
+    assert_eq!(net.rx.stats().bytes_rebound, 0, "nothing re-requested");
+    // Deliveries never stop for more than 200 ms (one handshake and a bit).
+    let mut times: Vec<Time> = net.delivered.iter().flatten().map(|(t, _)| *t).collect();
+    times.sort();
+    let gap = times
+        .windows(2)
+        .map(|w| w[1].saturating_since(w[0]))
+        .max()
+        .unwrap();
+    assert!(gap < Duration::from_millis(200), "{gap:?}");
+}
+
+/// Server migration (§2.2.2): the first server vanishes mid-transfer; a pipe to a second
+/// server requests exactly the holes and what was never requested — nothing already held.
+#[test]
+fn migration_requests_exactly_the_holes() {
+    let len = 1_500_000;
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, len, 2, 17);
+    net.add_pipe(path(0, 20, 4.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(1));
+    net.kill_server(0);
+    net.run_until(Time::from_millis(1100));
+    let rcv_nxt = net.rx.rcv_nxt();
+    net.rx.remove_pipe(net.now, PipeId(0), Removal::Break);
+    // What the buffer lacks: the old pipe's outstanding requests, and what nobody asked for.
+    let mut missing = net.rx.pending().clone();
+    for (a, b) in net.rx.reassign_queue().iter() {
+        missing.insert(a, b);
+    }
+    assert!(
+        net.rx.reassign_queue().bytes() > 0,
+        "the old pipe had requests outstanding"
+    );
+    net.add_pipe(path(1, 30, 4.0, 0.0), PipeRole::Primary);
+    let pulls_before = net.pulls.len();
+    net.run_until(secs(60));
+    assert!(net.intact());
+    // A pull rides in up to four REQs: the distinct ranges are what was asked for.
+    let mut distinct: Vec<(u64, u64)> = net.pulls[pulls_before..]
+        .iter()
+        .map(|&(s, a, b)| {
+            assert_eq!(s, 1);
+            assert!(a >= rcv_nxt, "pulled [{a},{b}) below rcv_nxt {rcv_nxt}");
+            (a, b)
+        })
+        .collect();
+    distinct.sort();
+    distinct.dedup();
+    let mut asked = RangeSet::new();
+    for &(a, b) in &distinct {
+        asked.insert(a, b);
+    }
+    let asked_bytes: u64 = distinct.iter().map(|(a, b)| b - a).sum();
+    assert_eq!(
+        asked, missing,
+        "exactly the holes and the never-requested rest"
+    );
+    assert_eq!(asked_bytes, missing.bytes(), "each byte asked for once");
+}
+
+/// A blackout of the primary (nothing passes, the pipe is not deleted): the holes its timeout
+/// declares go to the secondary, which carries the in-order stream while the primary only
+/// probes (§4.1.4: losses are "reassigned to another pipe that has space in its window"), and
+/// the primary, probing at its un-backed-off RTO, is back in use about one RTO after its path
+/// returns. Before the fix the primary took its own holes back and lost them again: in-order
+/// delivery stopped for the whole blackout and the primary returned after seconds.
+#[test]
+fn a_blackout_of_the_primary_moves_its_holes_to_the_secondary() {
+    let mut net = Net::new(config(1 << 20), Scheme::Rank, 20_000_000, 2, 11);
+    net.add_pipe(path(0, 15, 8.0, 0.0), PipeRole::Primary);
+    net.add_pipe(path(1, 105, 2.0, 0.0), PipeRole::Primary);
+    net.run_until(secs(3));
+    net.path_down(0, None);
+    // The primary's RTO (1 s floor) declares its holes; from then on every second delivers.
+    net.run_until(secs(5));
+    let mut last = net.received.len();
+    for t in 6..=10 {
+        net.run_until(secs(t));
+        let now = net.received.len();
+        // The secondary alone: 2 Mb/s = 250 kB/s; at least 60 % of it in order each second.
+        assert!(now - last > 150_000, "second {t}: {} bytes", now - last);
+        last = now;
+    }
+    net.path_up(0);
+    net.run_until(secs(12));
+    let back = net.delivered[0]
+        .iter()
+        .find(|(t, _)| *t > secs(10))
+        .map(|(t, _)| t.saturating_since(secs(10)));
+    assert!(
+        back.is_some_and(|d| d <= Duration::from_millis(1_500)),
+        "primary back after {back:?}"
+    );
+    assert!(net.rx.stats().reassigned > 0);
+}
+
+/// §4.4.3's policy with losses on the primary and a faster secondary: the secondary must leave
+/// the tokens to the primary, so it fetches nothing while the primary has room. Before the
+/// fix the primary's rank skip still left the next bytes to the secondary (the faster pipe)
+/// and bound units beyond the buffer span, which never fit: neither pipe requested anything
+/// and the connection stopped for good (57 kB of 1 MB). Holes and reassigned units likewise
+/// go to the primary rather than wait for such a secondary.
+#[test]
+fn under_a_policy_a_waiting_secondary_neither_skews_the_rank_nor_strands_holes() {
+    let mut net = Net::new(config(256_000), Scheme::Rank, 1_000_000, 2, 5);
+    net.add_pipe(path(0, 60, 1.0, 0.02), PipeRole::Primary);
+    net.add_pipe(path(1, 10, 1.0, 0.0), PipeRole::Secondary);
+    net.rx.set_policy(
+        Time::ZERO,
+        Some(TokenPolicy {
+            rate_bps: 720_000.0,
+            depth_bytes: 4_000,
+        }),
+    );
+    // 1 MB at 720 kb/s is about 11 s.
+    net.run_until(secs(40));
+    assert!(net.intact(), "received {} of 1000000", net.received.len());
+    assert!(net.rx.is_complete());
+}
