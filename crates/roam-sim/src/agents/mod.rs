@@ -5,4 +5,5 @@ pub mod media;
 pub mod pattern;
 pub mod rcp;
 pub mod tcp;
+mod tcp_host;
 pub mod udp;
