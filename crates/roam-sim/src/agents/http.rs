@@ -12,12 +12,14 @@ use std::time::Duration;
 
 use rand::Rng;
 use roam_proto::cc::CcKind;
-use roam_proto::tcp::{Connection, Event, TcpConfig};
+use roam_proto::endpoint::NoAcceptor;
+use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
 use roam_wire::ConnId;
 
 use super::pattern;
-use super::tcp::{draw_isn, flush, PassiveOpen};
+use super::tcp::draw_isn;
+use super::tcp_host::{ActiveHost, PassiveHost};
 use crate::agent::{Agent, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 
 /// Bytes of one request.
@@ -73,7 +75,12 @@ pub fn http_agents(p: HttpParams, e: &HttpEnds) -> (Box<dyn Agent>, Box<dyn Agen
         p,
         e: e.clone(),
         config: config.clone(),
-        conn: None,
+        host: ActiveHost::new(
+            e.server_iface,
+            e.server_port,
+            e.flow,
+            Some(NoAcceptor::default()),
+        ),
         req_bytes: 0,
         out: Vec::new(),
         out_offset: 0,
@@ -83,9 +90,12 @@ pub fn http_agents(p: HttpParams, e: &HttpEnds) -> (Box<dyn Agent>, Box<dyn Agen
     let client = HttpClient {
         p,
         e: e.clone(),
-        passive: PassiveOpen::new(&config),
-        conn: None,
-        peer: None,
+        host: PassiveHost::new(
+            e.client_iface,
+            e.client_port,
+            e.flow,
+            TcpAcceptor::new(config, CcKind::default()).ok(),
+        ),
         want: None,
         header: Vec::new(),
         got: 0,
@@ -100,7 +110,7 @@ struct HttpServer {
     p: HttpParams,
     e: HttpEnds,
     config: Arc<TcpConfig>,
-    conn: Option<Connection>,
+    host: ActiveHost,
     req_bytes: usize,
     /// Pending response bytes (header + body), written as the send buffer allows.
     out: Vec<u8>,
@@ -118,7 +128,8 @@ impl HttpServer {
     }
 
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
-        let Some(conn) = self.conn.as_mut() else {
+        let Some(conn) = self.host.conn_mut() else {
+            self.host.flush(ctx);
             return;
         };
         self.buf.clear();
@@ -135,7 +146,8 @@ impl HttpServer {
             pattern::fill(self.sent_body, n as usize, &mut self.out);
             self.sent_body += n;
         }
-        let Some(conn) = self.conn.as_mut() else {
+        let Some(conn) = self.host.conn_mut() else {
+            self.host.flush(ctx);
             return;
         };
         if self.out_offset < self.out.len() {
@@ -146,14 +158,7 @@ impl HttpServer {
                 self.out_offset = 0;
             }
         }
-        flush(
-            conn,
-            self.e.flow,
-            self.e.server_iface,
-            self.e.server_port,
-            self.e.client,
-            ctx,
-        );
+        self.host.flush(ctx);
     }
 }
 
@@ -163,36 +168,30 @@ impl Agent for HttpServer {
         let isn = draw_isn(ctx.rng());
         let config = self.config.clone();
         if let Ok(c) = Connection::connect(config, CcKind::default(), id, isn, ctx.now()) {
-            self.conn = Some(c);
+            self.host.connect(c, self.e.client, ctx);
         }
         self.after_call(ctx);
     }
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if let Some(c) = self.conn.as_mut() {
-            let _ = c.handle_datagram(ctx.now(), &packet.payload);
-        }
+        self.host.on_packet(packet, ctx);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(c) = self.conn.as_mut() {
-            c.handle_timeout(ctx.now());
-        }
+        self.host.on_timer(ctx.now());
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.conn.as_ref().and_then(|c| c.poll_timeout())
+        self.host.next_timer()
     }
 }
 
 struct HttpClient {
     p: HttpParams,
     e: HttpEnds,
-    passive: PassiveOpen,
-    conn: Option<Connection>,
-    peer: Option<SockAddr>,
+    host: PassiveHost,
     /// Body length of the response being read, once its header arrived.
     want: Option<u64>,
     header: Vec<u8>,
@@ -204,14 +203,15 @@ struct HttpClient {
 
 impl HttpClient {
     fn request(&mut self) {
-        if let Some(c) = self.conn.as_mut() {
+        if let Some(c) = self.host.conn_mut() {
             let _ = c.write(&[b'G'; REQUEST_LEN]);
         }
     }
 
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        let (Some(conn), Some(peer)) = (self.conn.as_mut(), self.peer) else {
+        let Some(conn) = self.host.conn_mut() else {
+            self.host.flush(ctx);
             return;
         };
         while let Some(ev) = conn.poll_event() {
@@ -260,16 +260,7 @@ impl HttpClient {
             self.next_request = None;
             self.request();
         }
-        if let Some(conn) = self.conn.as_mut() {
-            flush(
-                conn,
-                self.e.flow,
-                self.e.client_iface,
-                self.e.client_port,
-                peer,
-                ctx,
-            );
-        }
+        self.host.flush(ctx);
     }
 }
 
@@ -277,22 +268,19 @@ impl Agent for HttpClient {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let at = (self.e.client_iface, self.e.client_port, self.e.flow);
-        if self.passive.on_packet(&mut self.conn, packet, at, ctx) {
-            self.peer = Some(packet.src);
-        }
+        self.host.on_packet(packet, ctx);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(c) = self.conn.as_mut() {
-            c.handle_timeout(ctx.now());
-        }
+        self.host.on_timer(ctx.now());
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let conn = self.conn.as_ref().and_then(|c| c.poll_timeout());
-        [conn, self.next_request].into_iter().flatten().min()
+        [self.host.next_timer(), self.next_request]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }

@@ -6,4 +6,5 @@ pub mod pattern;
 pub mod r2cp;
 pub mod rcp;
 pub mod tcp;
+mod tcp_host;
 pub mod udp;

@@ -9,13 +9,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
-use roam_proto::linkinfo::ChannelState;
-use roam_proto::rcp::{
-    ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpReceiver, RcpSender, ResetLimiter,
+use roam_proto::endpoint::{
+    DatagramEvent, Endpoint, EndpointConfig, EndpointEvent, Handle, NoAcceptor, PathAddrs, PathId,
+    TokenKey,
 };
+use roam_proto::linkinfo::ChannelState;
+use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpReceiver};
 use roam_proto::Time;
-use roam_wire::{ConnId, Data, Header, UNKNOWN_LENGTH};
+use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
@@ -97,9 +98,22 @@ pub fn rcp_receiver(p: RcpReceiverParams) -> Box<dyn Agent> {
         .energy
         .or(p.sleep.map(|_| PowerModel::default()))
         .map(|m| RadioMeter::new(m, Time::ZERO, p.header_overhead));
+    // The receiver opens its connection and never expires it (the engine gives up by
+    // itself); a client endpoint mints no tokens, so its key is never used.
+    let endpoint_config = EndpointConfig {
+        idle_timeout: None,
+        ..EndpointConfig::default()
+    };
     Box::new(RcpReceiverAgent {
         p,
+        endpoint: Endpoint::new(
+            endpoint_config,
+            TokenKey::new([0; 16]),
+            NoAcceptor::default(),
+        ),
         conn: None,
+        done: None,
+        next_conn_timer: None,
         read_buf: Vec::new(),
         meter,
         asleep: false,
@@ -119,22 +133,37 @@ pub fn rcp_sender(
     let store = Arc::new(PatternStore {
         len: size.unwrap_or(UNKNOWN_LENGTH),
     });
+    // The engine expires an idle connection itself (`RcpConfig::idle_timeout_ms`), which the
+    // endpoint sees as drained; the endpoint's reset budget is the flow's.
+    let endpoint_config = EndpointConfig {
+        idle_timeout: None,
+        resets_per_second: config.resets_per_second,
+        ..EndpointConfig::default()
+    };
     Box::new(RcpSenderAgent {
         flow,
-        resets: ResetLimiter::new(config.resets_per_second),
-        acceptor: RcpAcceptor::new(config, store),
-        key: None,
+        endpoint_config,
+        acceptor: Some(RcpAcceptor::new(config, store)),
+        endpoint: None,
         iface,
         local_port,
-        conn: None,
-        peer: None,
         dequeued: None,
+        next_timer: None,
     })
 }
 
+/// The receiving host's endpoint (a client: it accepts nothing).
+type ReceiverEndpoint = Endpoint<SockAddr, (), NoAcceptor<RcpReceiver>>;
+
 struct RcpReceiverAgent {
     p: RcpReceiverParams,
-    conn: Option<RcpReceiver>,
+    endpoint: ReceiverEndpoint,
+    /// The connection, while the endpoint holds it.
+    conn: Option<Handle>,
+    /// The connection once the endpoint removed it (drained), for its final state.
+    done: Option<RcpReceiver>,
+    /// The endpoint's next deadline, re-read after every call into it.
+    next_conn_timer: Option<Time>,
     read_buf: Vec<u8>,
     meter: Option<RadioMeter>,
     asleep: bool,
@@ -146,10 +175,22 @@ fn rate(ctx: &dyn NetCtx, iface: IfaceIdx) -> u64 {
 }
 
 impl RcpReceiverAgent {
+    /// True once the connection was opened (it may since have been removed).
+    fn opened(&self) -> bool {
+        self.conn.is_some() || self.done.is_some()
+    }
+
+    /// The connection, held or removed.
+    fn connection(&self) -> Option<&RcpReceiver> {
+        self.conn
+            .and_then(|h| self.endpoint.connection(h))
+            .or(self.done.as_ref())
+    }
+
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let flow = self.p.flow;
-        if let Some(conn) = self.conn.as_mut() {
+        if let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
             loop {
                 self.read_buf.clear();
                 let offset = conn.read_point();
@@ -175,40 +216,49 @@ impl RcpReceiverAgent {
                     RcpEvent::Connected { .. } | RcpEvent::Closed => {}
                 }
             }
-            if !self.asleep {
-                let src = ctx.local_addr(self.p.iface);
-                let r = rate(ctx, self.p.iface);
-                loop {
-                    let mut buf = ctx.buffer();
-                    let Some(len) = conn.poll_transmit(now, &mut buf) else {
-                        ctx.give_back(buf);
-                        break;
-                    };
-                    let Some(src) = src else {
-                        ctx.give_back(buf);
-                        continue;
-                    };
-                    if let Some(m) = self.meter.as_mut() {
-                        m.on_tx(len, r);
-                    }
-                    let c = ctx.counters(flow);
-                    c.datagrams_sent += 1;
-                    c.transport_bytes_sent += len as u64;
-                    ctx.send(
-                        self.p.iface,
-                        Packet {
-                            src: SockAddr {
-                                addr: src,
-                                port: self.p.local_port,
-                            },
-                            dst: self.p.peer,
-                            payload: buf,
-                            flow: Some(flow),
-                        },
-                    );
+        }
+        if self.conn.is_some() && !self.asleep {
+            let src = ctx.local_addr(self.p.iface);
+            let r = rate(ctx, self.p.iface);
+            loop {
+                let mut buf = ctx.buffer();
+                let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
+                    ctx.give_back(buf);
+                    break;
+                };
+                let Some(src) = src else {
+                    ctx.give_back(buf);
+                    continue;
+                };
+                buf.truncate(t.len);
+                if let Some(m) = self.meter.as_mut() {
+                    m.on_tx(t.len, r);
                 }
+                let c = ctx.counters(flow);
+                c.datagrams_sent += 1;
+                c.transport_bytes_sent += t.len as u64;
+                ctx.send(
+                    self.p.iface,
+                    Packet {
+                        src: SockAddr {
+                            addr: src,
+                            port: self.p.local_port,
+                        },
+                        dst: t.remote,
+                        payload: buf,
+                        flow: Some(flow),
+                    },
+                );
             }
-            let s = conn.pipe().stats();
+        }
+        while let Some(ev) = self.endpoint.poll_event() {
+            if let EndpointEvent::Removed { conn, .. } = ev {
+                self.conn = None;
+                self.done = Some(conn);
+            }
+        }
+        self.next_conn_timer = self.endpoint.poll_timeout();
+        if let Some(s) = self.connection().map(|c| c.pipe().stats()) {
             let c = ctx.counters(flow);
             c.retransmitted_segments = s.rerequests;
             c.timeouts = s.timeouts;
@@ -234,7 +284,13 @@ impl RcpReceiverAgent {
             if let Some(info) = ctx.link_info(self.p.iface) {
                 c.set_link_info(ctx.now(), &info);
             }
-            self.conn = Some(c);
+            let path = PathAddrs {
+                path: PathId::PRIMARY,
+                local: (),
+                remote: self.p.peer,
+            };
+            // The only connection this endpoint holds: its id cannot be in use.
+            self.conn = self.endpoint.insert(ctx.now(), c, &[path]).ok();
         }
     }
 
@@ -246,7 +302,7 @@ impl RcpReceiverAgent {
             return;
         }
         self.asleep = true;
-        if let Some(c) = self.conn.as_mut() {
+        if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
             c.freeze(now);
         }
         if let Some(m) = self.meter.as_mut() {
@@ -270,7 +326,7 @@ impl RcpReceiverAgent {
             if let Some(m) = self.meter.as_mut() {
                 m.wake(now);
             }
-            if let Some(c) = self.conn.as_mut() {
+            if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
                 c.thaw(now); // Resumes by requesting the holes.
             }
         } else {
@@ -304,34 +360,37 @@ impl Agent for RcpReceiverAgent {
         if let Some(m) = self.meter.as_mut() {
             m.on_rx(packet.payload.len(), r);
         }
-        if let Some(conn) = self.conn.as_mut() {
-            let _ = conn.handle_datagram(ctx.now(), &packet.payload);
-        }
+        let mut out = ctx.buffer();
+        // A client endpoint answers nothing: no reply comes back.
+        let _ = self
+            .endpoint
+            .handle(ctx.now(), (), packet.src, &packet.payload, &mut out);
+        ctx.give_back(out);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        if self.conn.is_none() && now >= self.p.start {
+        if !self.opened() && now >= self.p.start {
             self.connect(ctx);
         }
         if self.asleep && self.next_beacon.is_some_and(|t| t <= now) {
             self.beacon(ctx);
         }
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_timeout(now);
-        }
+        self.endpoint.handle_timeout(now);
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let start = self.conn.is_none().then_some(self.p.start);
-        let conn = self.conn.as_ref().and_then(|c| c.poll_timeout());
-        [start, conn, self.next_beacon].into_iter().flatten().min()
+        let start = (!self.opened()).then_some(self.p.start);
+        [start, self.next_conn_timer, self.next_beacon]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn sample(&self) -> AgentSample {
-        match &self.conn {
+        match self.connection() {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.pipe().cwnd()),
                 seq: Some(c.rcv_nxt()),
@@ -348,10 +407,10 @@ impl Agent for RcpReceiverAgent {
             return;
         };
         let now = ctx.now();
-        if let Some(c) = self.conn.as_mut() {
+        if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
             c.set_link_info(now, &info);
         }
-        if info.channel == ChannelState::Bad && self.conn.is_some() {
+        if info.channel == ChannelState::Bad && self.opened() {
             self.go_to_sleep(now);
         }
         self.after_call(ctx);
@@ -367,91 +426,89 @@ impl Agent for RcpReceiverAgent {
         }
         // The header survived: the receiver knows which requested segment was corrupted on
         // its own wireless hop (per-hole ELN, §3.4.2).
-        if let (Some(conn), Ok(d)) = (self.conn.as_mut(), Data::decode(&packet.payload)) {
+        if let (Some(conn), Ok(d)) = (
+            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
+            Data::decode(&packet.payload),
+        ) {
             conn.note_corrupted(d.seq);
         }
         self.after_call(ctx);
     }
 }
 
+/// The sending host's endpoint: one per (node, port); the endpoint holds the accept policy
+/// (an [`RcpAcceptor`]), the conn-id lookup, expiry and the reset budget.
+type SenderEndpoint = Endpoint<SockAddr, (), RcpAcceptor>;
+
 struct RcpSenderAgent {
     flow: FlowIdx,
-    /// Answers requests for no connection held here (the handshake, resets).
-    acceptor: RcpAcceptor,
-    /// This host's address-validation key, drawn on first use.
-    key: Option<TokenKey>,
+    /// The endpoint's limits, from the flow's RCP configuration.
+    endpoint_config: EndpointConfig,
+    /// The accept side, until the endpoint is built (with this host's key, on first use).
+    acceptor: Option<RcpAcceptor>,
+    endpoint: Option<SenderEndpoint>,
     iface: IfaceIdx,
     local_port: u16,
-    conn: Option<RcpSender>,
-    peer: Option<SockAddr>,
     /// The receiver's in-order point last reported (kept when the connection expires).
     dequeued: Option<u64>,
-    /// Budget for the resets this host sends.
-    resets: ResetLimiter,
+    /// The endpoint's next deadline, re-read after every call into it.
+    next_timer: Option<Time>,
 }
 
 impl RcpSenderAgent {
-    /// Drops an expired connection (later requests for it are answered with a reset).
-    fn drop_expired(&mut self) {
-        if self.conn.as_ref().is_some_and(RcpSender::is_expired) {
-            self.conn = None;
+    /// The endpoint, built on first use with this host's address-validation key.
+    fn endpoint(&mut self, ctx: &mut dyn NetCtx) -> Option<&mut SenderEndpoint> {
+        if self.endpoint.is_none() {
+            let acceptor = self.acceptor.take()?;
+            let key = crate::rng::token_key(ctx.rng());
+            self.endpoint = Some(Endpoint::new(self.endpoint_config.clone(), key, acceptor));
         }
+        self.endpoint.as_mut()
     }
 
-    /// Answers a request that belongs to no connection held here: a stateless SYN+ACK, a
-    /// reset within the budget, or — for an echo of a valid token — the connection.
-    fn unknown(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        let key = self
-            .key
-            .get_or_insert_with(|| crate::rng::token_key(ctx.rng()));
-        let mut buf = ctx.buffer();
-        match self
-            .acceptor
-            .on_unknown(now, key, &packet.src, &packet.payload, &mut buf)
-        {
-            Unknown::Reply { len } => {
-                buf.truncate(len);
-                self.emit(packet.src, buf, ctx);
-            }
-            // Only a datagram that earns a reset spends the budget (garbage and resets do
-            // not).
-            Unknown::Reset { len } if self.resets.allow(now) => {
-                buf.truncate(len);
-                self.emit(packet.src, buf, ctx);
-            }
-            Unknown::Reset { .. } | Unknown::Drop => ctx.give_back(buf),
-            Unknown::Accept(c) => {
-                ctx.give_back(buf);
-                self.dequeued = Some(c.dequeued());
-                self.conn = Some(c);
-                self.peer = Some(packet.src);
-            }
-        }
-    }
-
-    /// Sends one datagram from this agent's interface and port to `dst`, counting it.
-    fn emit(&self, dst: SockAddr, payload: Vec<u8>, ctx: &mut dyn NetCtx) {
-        let Some(addr) = ctx.local_addr(self.iface) else {
-            ctx.give_back(payload);
+    /// Notes the connection's progress and what the endpoint removed, and re-reads its
+    /// deadline.
+    fn settle(&mut self, touched: Option<Handle>) {
+        let Some(ep) = self.endpoint.as_mut() else {
             return;
         };
-        let c = ctx.counters(self.flow);
-        c.datagrams_sent += 1;
-        c.transport_bytes_sent += payload.len() as u64;
-        ctx.send(
-            self.iface,
-            Packet {
-                src: SockAddr {
-                    addr,
-                    port: self.local_port,
-                },
-                dst,
-                payload,
-                flow: Some(self.flow),
-            },
-        );
+        if let Some(c) = touched.and_then(|h| ep.connection(h)) {
+            self.dequeued = Some(c.dequeued());
+        }
+        while let Some(ev) = ep.poll_event() {
+            if let EndpointEvent::Removed { conn, .. } = ev {
+                self.dequeued = Some(conn.dequeued());
+            }
+        }
+        self.next_timer = ep.poll_timeout();
     }
+}
+
+/// Sends one datagram from interface `iface`, port `port` to `dst`, counting it for `flow`.
+fn emit(
+    flow: FlowIdx,
+    iface: IfaceIdx,
+    port: u16,
+    dst: SockAddr,
+    payload: Vec<u8>,
+    ctx: &mut dyn NetCtx,
+) {
+    let Some(addr) = ctx.local_addr(iface) else {
+        ctx.give_back(payload);
+        return;
+    };
+    let c = ctx.counters(flow);
+    c.datagrams_sent += 1;
+    c.transport_bytes_sent += payload.len() as u64;
+    ctx.send(
+        iface,
+        Packet {
+            src: SockAddr { addr, port },
+            dst,
+            payload,
+            flow: Some(flow),
+        },
+    );
 }
 
 impl Agent for RcpSenderAgent {
@@ -459,46 +516,50 @@ impl Agent for RcpSenderAgent {
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        let id = Header::peek_conn_id(&packet.payload).ok();
-        match self.conn.as_mut() {
-            Some(c) if Some(c.conn_id()) == id => {
-                let _ = c.handle_datagram(now, &packet.payload);
-                self.dequeued = Some(c.dequeued());
-            }
-            _ => {
-                self.unknown(packet, ctx);
-                if self.conn.is_none() {
-                    return;
-                }
-            }
-        }
-        // Without an address (interface down) the engine keeps what it would send.
-        let (Some(peer), Some(_)) = (self.peer, ctx.local_addr(self.iface)) else {
+        let (flow, iface, port) = (self.flow, self.iface, self.local_port);
+        let Some(ep) = self.endpoint(ctx) else {
             return;
         };
-        loop {
-            let mut buf = ctx.buffer();
-            let sent = self
-                .conn
-                .as_mut()
-                .and_then(|conn| conn.poll_transmit(now, &mut buf));
-            if sent.is_none() {
-                ctx.give_back(buf);
-                break;
+        let mut buf = ctx.buffer();
+        let touched = match ep.handle(now, (), packet.src, &packet.payload, &mut buf) {
+            Some(DatagramEvent::Respond { remote, len, .. }) => {
+                buf.truncate(len);
+                emit(flow, iface, port, remote, buf, ctx);
+                None
             }
-            self.emit(peer, buf, ctx);
+            Some(DatagramEvent::Delivered(h) | DatagramEvent::Accepted(h)) => {
+                ctx.give_back(buf);
+                Some(h)
+            }
+            None => {
+                ctx.give_back(buf);
+                None
+            }
+        };
+        // Without an address (interface down) the engine keeps what it would send.
+        if ctx.local_addr(iface).is_some() {
+            loop {
+                let mut buf = ctx.buffer();
+                let Some(t) = ep.poll_transmit(now, &mut buf) else {
+                    ctx.give_back(buf);
+                    break;
+                };
+                buf.truncate(t.len);
+                emit(flow, iface, port, t.remote, buf, ctx);
+            }
         }
+        self.settle(touched);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(c) = self.conn.as_mut() {
-            c.handle_timeout(ctx.now());
+        if let Some(ep) = self.endpoint.as_mut() {
+            ep.handle_timeout(ctx.now());
         }
-        self.drop_expired();
+        self.settle(None);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.conn.as_ref().and_then(RcpSender::poll_timeout)
+        self.next_timer
     }
 
     fn sample(&self) -> AgentSample {

@@ -8,39 +8,40 @@ use std::sync::Arc;
 
 use rand::Rng;
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::endpoint::NoAcceptor;
 use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_wire::ConnId;
 
 use super::pattern;
+use super::tcp_host::{ActiveHost, PassiveHost};
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
 use crate::rng::derived_rng;
 
-/// The [`Agent`] methods both TCP agents implement alike: timer expiries, link changes and
-/// corruption reports go to the agent's connection, then `after_call` reads, writes and
-/// flushes. Expects the fields `conn: Option<Connection>` and `iface: IfaceIdx` and a method
-/// `after_call(&mut self, &mut dyn NetCtx)`.
+/// The [`Agent`] methods both TCP agents implement alike: timer expiries go to the agent's
+/// endpoint, link changes and corruption reports to its connection, then `after_call` reads,
+/// writes and flushes. Expects the fields `host: TcpHost<_>` and `iface: IfaceIdx` and a
+/// method `after_call(&mut self, &mut dyn NetCtx)`.
 macro_rules! connection_events {
     () => {
         fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-            if let Some(conn) = self.conn.as_mut() {
-                conn.handle_timeout(ctx.now());
-            }
+            self.host.on_timer(ctx.now());
             self.after_call(ctx);
         }
 
         fn next_timer(&self) -> Option<roam_proto::Time> {
-            self.conn.as_ref().and_then(|c| c.poll_timeout())
+            self.host.next_timer()
         }
 
         fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
-            feed_link_info(self.conn.as_mut(), self.iface, iface, ctx);
+            if iface == self.iface {
+                feed_link_info(self.host.conn_mut(), self.iface, ctx);
+            }
             self.after_call(ctx);
         }
 
         fn on_corrupted(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-            if let Some(conn) = self.conn.as_mut() {
+            if let Some(conn) = self.host.conn_mut() {
                 conn.handle_corrupted(ctx.now(), &packet.payload);
             }
             self.after_call(ctx);
@@ -66,11 +67,10 @@ pub fn tcp_sender(
         config,
         cc,
         iface,
-        local_port,
         peer,
         size,
         conn_seed,
-        conn: None,
+        host: ActiveHost::new(iface, local_port, flow, Some(NoAcceptor::default())),
         connected: false,
         written: 0,
     })
@@ -84,53 +84,15 @@ pub fn tcp_receiver(
     iface: IfaceIdx,
     local_port: u16,
 ) -> Box<dyn Agent> {
+    // A sink sends no data: the default controller.
+    let acceptor = TcpAcceptor::new(config, CcKind::default()).ok();
     Box::new(TcpReceiverAgent {
         flow,
-        passive: PassiveOpen::new(&config),
+        host: PassiveHost::new(iface, local_port, flow, acceptor),
         iface,
-        local_port,
-        conn: None,
         connected: false,
-        peer: None,
         read_buf: Vec::new(),
     })
-}
-
-/// Sends every datagram the connection has ready and updates the flow's counters.
-pub(crate) fn flush(
-    conn: &mut Connection,
-    flow: FlowIdx,
-    iface: IfaceIdx,
-    src_port: u16,
-    dst: SockAddr,
-    ctx: &mut dyn NetCtx,
-) {
-    let now = ctx.now();
-    let Some(src_addr) = ctx.local_addr(iface) else {
-        return;
-    };
-    loop {
-        let mut buf = ctx.buffer();
-        let Some(tx) = conn.poll_transmit(now, &mut buf) else {
-            ctx.give_back(buf);
-            break;
-        };
-        let c = ctx.counters(flow);
-        c.datagrams_sent += 1;
-        c.transport_bytes_sent += tx.len as u64;
-        ctx.send(
-            iface,
-            Packet {
-                src: SockAddr {
-                    addr: src_addr,
-                    port: src_port,
-                },
-                dst,
-                payload: buf,
-                flow: Some(flow),
-            },
-        );
-    }
 }
 
 /// An active opener's initial sequence number: the host's random draw (from the agent's
@@ -139,104 +101,15 @@ pub(crate) fn draw_isn(rng: &rand_chacha::ChaCha8Rng) -> u64 {
     derived_rng(rng, "tcp:isn").gen::<u64>() & MAX_ISN
 }
 
-/// The passive end of a TCP flow before its connection exists: a stateless [`TcpAcceptor`]
-/// answering SYNs with SYN cookies, keyed with a secret from the agent's random stream.
-pub(crate) struct PassiveOpen {
-    /// `None` only for a configuration the scenario loader would have refused.
-    acceptor: Option<TcpAcceptor>,
-    /// Drawn at the first datagram.
-    key: Option<TokenKey>,
-}
-
-impl PassiveOpen {
-    /// Opens connections with `config` and the default controller (a sink sends no data).
-    pub(crate) fn new(config: &Arc<TcpConfig>) -> Self {
-        PassiveOpen {
-            acceptor: TcpAcceptor::new(config.clone(), CcKind::default()).ok(),
-            key: None,
-        }
-    }
-
-    /// Hands `packet` to `conn` if it is open; otherwise to the acceptor, sending its SYN-ACK
-    /// or reset from `local_port` on `iface` (counted as the flow's datagrams). Returns true
-    /// when this packet opened the connection.
-    pub(crate) fn on_packet(
-        &mut self,
-        conn: &mut Option<Connection>,
-        packet: &Packet,
-        (iface, local_port, flow): (IfaceIdx, u16, FlowIdx),
-        ctx: &mut dyn NetCtx,
-    ) -> bool {
-        let now = ctx.now();
-        if let Some(c) = conn {
-            let _ = c.handle_datagram(now, &packet.payload);
-            return false;
-        }
-        let Some(acceptor) = self.acceptor.as_mut() else {
-            return false;
-        };
-        let key = self
-            .key
-            .get_or_insert_with(|| TokenKey::new(derived_rng(ctx.rng(), "tcp:token").gen()));
-        let mut out = ctx.buffer();
-        match acceptor.on_unknown(now, key, &packet.src, &packet.payload, &mut out) {
-            Unknown::Accept(c) => {
-                *conn = Some(c);
-                ctx.give_back(out);
-                true
-            }
-            Unknown::Reply { len } | Unknown::Reset { len } => {
-                out.truncate(len);
-                send_reply(out, packet.src, (iface, local_port, flow), ctx);
-                false
-            }
-            Unknown::Drop => {
-                ctx.give_back(out);
-                false
-            }
-        }
-    }
-}
-
-/// Sends an acceptor's answer to `dst`, counted as one of the flow's datagrams.
-fn send_reply(
-    payload: Vec<u8>,
-    dst: SockAddr,
-    (iface, src_port, flow): (IfaceIdx, u16, FlowIdx),
-    ctx: &mut dyn NetCtx,
-) {
-    let Some(src_addr) = ctx.local_addr(iface) else {
-        ctx.give_back(payload);
-        return;
-    };
-    let c = ctx.counters(flow);
-    c.datagrams_sent += 1;
-    c.transport_bytes_sent += payload.len() as u64;
-    let src = SockAddr {
-        addr: src_addr,
-        port: src_port,
-    };
-    ctx.send(
-        iface,
-        Packet {
-            src,
-            dst,
-            payload,
-            flow: Some(flow),
-        },
-    );
-}
-
 struct TcpSenderAgent {
     flow: FlowIdx,
     config: Arc<TcpConfig>,
     cc: CcKind,
     iface: IfaceIdx,
-    local_port: u16,
     peer: SockAddr,
     size: Option<u64>,
     conn_seed: u64,
-    conn: Option<Connection>,
+    host: ActiveHost,
     /// The handshake completed (a later timeout is the retransmission limit).
     connected: bool,
     written: u64,
@@ -246,7 +119,7 @@ impl TcpSenderAgent {
     /// Keeps the send buffer full of pattern bytes (pulled from the pattern when segments are
     /// encoded); closes after the last byte.
     fn fill(&mut self) {
-        let Some(conn) = self.conn.as_mut() else {
+        let Some(conn) = self.host.conn_mut() else {
             return;
         };
         let left = self.size.map_or(u64::MAX, |s| s - self.written);
@@ -258,8 +131,8 @@ impl TcpSenderAgent {
 
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         self.fill();
-        if let Some(conn) = self.conn.as_mut() {
-            flush(conn, self.flow, self.iface, self.local_port, self.peer, ctx);
+        self.host.flush(ctx);
+        if let Some(conn) = self.host.conn_mut() {
             while let Some(ev) = conn.poll_event() {
                 note_failure(ev, &mut self.connected, self.flow, ctx);
             }
@@ -282,7 +155,7 @@ impl Agent for TcpSenderAgent {
                 // Payload is made on demand when a segment is encoded: a bulk flow holds its
                 // window, not its send buffer.
                 c.set_source(Box::new(pattern::PatternSource));
-                self.conn = Some(c);
+                self.host.connect(c, self.peer, ctx);
             }
             Err(_) => return, // Configuration was validated when the scenario was loaded.
         }
@@ -290,16 +163,14 @@ impl Agent for TcpSenderAgent {
     }
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            let _ = conn.handle_datagram(ctx.now(), &packet.payload);
-        }
+        self.host.on_packet(packet, ctx);
         self.after_call(ctx);
     }
 
     connection_events!();
 
     fn sample(&self) -> AgentSample {
-        match &self.conn {
+        match self.host.conn() {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.sender().cwnd()),
                 // Relative to the random ISN: the stream offset acknowledged, plus one for the
@@ -313,22 +184,20 @@ impl Agent for TcpSenderAgent {
 
 struct TcpReceiverAgent {
     flow: FlowIdx,
-    passive: PassiveOpen,
+    host: PassiveHost,
     iface: IfaceIdx,
-    local_port: u16,
-    conn: Option<Connection>,
     /// The handshake completed (a later timeout is the retransmission limit).
     connected: bool,
-    peer: Option<SockAddr>,
     read_buf: Vec<u8>,
 }
 
 impl TcpReceiverAgent {
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
-        let (Some(conn), Some(peer)) = (self.conn.as_mut(), self.peer) else {
+        let now = ctx.now();
+        let Some(conn) = self.host.conn_mut() else {
+            self.host.flush(ctx);
             return;
         };
-        let now = ctx.now();
         loop {
             self.read_buf.clear();
             let offset = conn.receiver().bytes_delivered();
@@ -348,7 +217,7 @@ impl TcpReceiverAgent {
             }
             note_failure(ev, &mut self.connected, self.flow, ctx);
         }
-        flush(conn, self.flow, self.iface, self.local_port, peer, ctx);
+        self.host.flush(ctx);
     }
 }
 
@@ -356,10 +225,8 @@ impl Agent for TcpReceiverAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let at = (self.iface, self.local_port, self.flow);
-        if self.passive.on_packet(&mut self.conn, packet, at, ctx) {
-            self.peer = Some(packet.src);
-            feed_link_info(self.conn.as_mut(), self.iface, self.iface, ctx);
+        if self.host.on_packet(packet, ctx) {
+            feed_link_info(self.host.conn_mut(), self.iface, ctx);
         }
         self.after_call(ctx);
     }
@@ -386,15 +253,7 @@ fn note_failure(ev: Event, connected: &mut bool, flow: FlowIdx, ctx: &mut dyn Ne
 
 /// Hands the simulator's facts about the flow's interface to the engine (the host's job; a
 /// real host would ask its OS).
-fn feed_link_info(
-    conn: Option<&mut Connection>,
-    own: IfaceIdx,
-    changed: IfaceIdx,
-    ctx: &mut dyn NetCtx,
-) {
-    if own != changed {
-        return;
-    }
+fn feed_link_info(conn: Option<&mut Connection>, own: IfaceIdx, ctx: &mut dyn NetCtx) {
     if let (Some(conn), Some(info)) = (conn, ctx.link_info(own)) {
         conn.set_link_info(ctx.now(), info);
     }
