@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
-use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::endpoint::{token_slot, Acceptor, TokenKey, Unknown};
 use roam_proto::media::{
     MediaAcceptor, MediaConfig, MediaReceiver, MediaSender, RateKind, MAX_PENDING_REPORTS,
 };
@@ -109,7 +109,10 @@ impl SinkHost {
             return;
         }
         let mut out = Vec::new();
-        match self.acceptor.on_unknown(now, &self.key, from, bytes, &mut out) {
+        match self
+            .acceptor
+            .on_unknown(now, &self.key, from, bytes, &mut out)
+        {
             Unknown::Drop => {}
             Unknown::Reply { len } | Unknown::Reset { len } => {
                 assert!(len <= bytes.len(), "stateless answer larger than its cause");
@@ -122,16 +125,34 @@ impl SinkHost {
                 wire.push((false, out[..len].to_vec()));
             }
             Unknown::Accept(r) => {
-                // Only an echo of a token issued to this very address opens a sink.
-                let echoed = MediaPacket::decode(bytes).ok().and_then(|p| p.token);
+                // Only a token issued to this very address opens a sink — or one the fuzzer
+                // derived from the acceptor's own MAC comparisons (libFuzzer traces them; a
+                // real attacker sees nothing of them), which must still be a MAC over this
+                // address and connection.
+                let p = MediaPacket::decode(bytes).ok();
+                let echoed = p.and_then(|p| p.token);
+                let conn = p.map(|p| p.conn_id).unwrap_or_default();
                 assert!(
-                    echoed.is_some_and(|t| self.issued.contains(&(from, t))),
-                    "opened for a token {from} was never issued"
+                    echoed.is_some_and(|t| self.issued.contains(&(from, t))
+                        || mac_binds(&self.key, from, conn, now, &t)),
+                    "opened for a token that is no MAC over {from}"
                 );
                 self.sink = Some(r);
             }
         }
     }
+}
+
+/// An independent check of a media token: ten zero bytes, then the MAC over `from`, `conn`,
+/// the slot of `now` or the one before, and the media domain.
+fn mac_binds(key: &TokenKey, from: &str, conn: ConnId, now: Time, t: &Token) -> bool {
+    let slot = token_slot(now);
+    let (zeros, mac) = t.0.split_at(TOKEN_LEN - 8);
+    zeros.iter().all(|b| *b == 0)
+        && [Some(slot), slot.checked_sub(1)]
+            .into_iter()
+            .flatten()
+            .any(|s| key.mac(from, conn, s, b"roam-media-v1").to_be_bytes() == mac)
 }
 
 fuzz_target!(|data: &[u8]| {

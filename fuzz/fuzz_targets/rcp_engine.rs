@@ -21,7 +21,7 @@ use std::time::Duration;
 use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::endpoint::{token_slot, Acceptor, TokenKey, Unknown};
 use roam_proto::rcp::{
     ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpReceiver, RcpSender, ResetLimiter,
 };
@@ -128,6 +128,20 @@ fn forge(s: &mut Script<'_>, to_sender: bool, conn: ConnId) -> Vec<u8> {
     out
 }
 
+/// An independent check of an RCP token: its ten field bytes and the object name under the MAC
+/// over `from`, `conn`, the slot of `now` or the one before.
+fn mac_binds(key: &TokenKey, from: &str, conn: ConnId, name: &[u8], now: Time, t: &Token) -> bool {
+    let (fields, mac) = t.0.split_at(TOKEN_LEN - 8);
+    let mut input = b"roam-rcp-v1".to_vec();
+    input.extend_from_slice(fields);
+    input.extend_from_slice(name);
+    let slot = token_slot(now);
+    [Some(slot), slot.checked_sub(1)]
+        .into_iter()
+        .flatten()
+        .any(|s| key.mac(from, conn, s, &input).to_be_bytes() == mac)
+}
+
 /// The sender's host: the sender once opened, else its acceptor; the reads it has in
 /// progress for the sender; what the sender's application makes available.
 struct Host {
@@ -162,7 +176,10 @@ impl Host {
             return;
         }
         let mut out = Vec::new();
-        match self.acceptor.on_unknown(now, &self.key, from, bytes, &mut out) {
+        match self
+            .acceptor
+            .on_unknown(now, &self.key, from, bytes, &mut out)
+        {
             Unknown::Drop => {}
             Unknown::Reply { len } => {
                 assert!(len <= bytes.len(), "stateless reply larger than its cause");
@@ -181,12 +198,18 @@ impl Host {
                 }
             }
             Unknown::Accept(mut t) => {
-                // Only an echo of a token issued to this very address opens a sender.
-                let echoed = Request::decode(bytes).ok().and_then(|r| r.token);
-                assert!(
-                    echoed.is_some_and(|e| self.issued.contains(&(from, e))),
-                    "accepted a token {from} was never issued"
-                );
+                // Only a token issued to this very address opens a sender — or one the fuzzer
+                // derived from the acceptor's own MAC comparisons (libFuzzer traces them; a
+                // real attacker sees nothing of them), which must still be a MAC over this
+                // address, connection and object.
+                let r = Request::decode(bytes).ok();
+                let bound = r.is_some_and(|r| {
+                    r.token.is_some_and(|e| {
+                        self.issued.contains(&(from, e))
+                            || mac_binds(&self.key, from, r.conn_id, r.object, now, &e)
+                    })
+                });
+                assert!(bound, "accepted a token that is no MAC over {from}");
                 t.set_available(self.available);
                 self.reads.clear();
                 self.tx = Some(t);
@@ -327,7 +350,11 @@ fuzz_target!(|data: &[u8]| {
                 let i = usize::from(s.byte()) % host.reads.len();
                 let (offset, n) = host.reads.remove(i);
                 let n = if s.byte() & 3 == 0 { n / 2 } else { n };
-                let offset = if s.byte() & 7 == 0 { offset + 1 } else { offset };
+                let offset = if s.byte() & 7 == 0 {
+                    offset + 1
+                } else {
+                    offset
+                };
                 let bytes: Vec<u8> = (offset..offset + n as u64).map(object_byte).collect();
                 if let Some(t) = host.tx.as_mut() {
                     t.supply(offset, &bytes);
@@ -355,7 +382,11 @@ fuzz_target!(|data: &[u8]| {
                     }
                 }
                 if to_sender {
-                    let from = if s.byte() & 1 == 0 { RECEIVER } else { ELSEWHERE };
+                    let from = if s.byte() & 1 == 0 {
+                        RECEIVER
+                    } else {
+                        ELSEWHERE
+                    };
                     host.deliver(&bytes, from, now, &mut wire);
                 } else {
                     forged_rx = true;
@@ -366,7 +397,11 @@ fuzz_target!(|data: &[u8]| {
                 let to_sender = s.byte() & 1 == 0;
                 let bytes = forge(&mut s, to_sender, conn);
                 if to_sender {
-                    let from = if s.byte() & 1 == 0 { RECEIVER } else { ELSEWHERE };
+                    let from = if s.byte() & 1 == 0 {
+                        RECEIVER
+                    } else {
+                        ELSEWHERE
+                    };
                     host.deliver(&bytes, from, now, &mut wire);
                 } else {
                     forged_rx = true;
