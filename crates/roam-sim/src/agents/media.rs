@@ -58,34 +58,6 @@ pub fn media_sink(
     })
 }
 
-fn send(
-    ctx: &mut dyn NetCtx,
-    flow: FlowIdx,
-    iface: IfaceIdx,
-    src_port: u16,
-    dst: SockAddr,
-    payload: Vec<u8>,
-) {
-    let Some(addr) = ctx.local_addr(iface) else {
-        return;
-    };
-    let c = ctx.counters(flow);
-    c.datagrams_sent += 1;
-    c.transport_bytes_sent += payload.len() as u64;
-    ctx.send(
-        iface,
-        Packet {
-            src: SockAddr {
-                addr,
-                port: src_port,
-            },
-            dst,
-            payload,
-            flow: Some(flow),
-        },
-    );
-}
-
 struct MediaSourceAgent {
     p: MediaSourceParams,
     engine: Option<MediaSender>,
@@ -110,11 +82,9 @@ impl MediaSourceAgent {
                 ctx.give_back(buf);
                 break;
             }
-            send(
+            super::send_counted(
                 ctx,
-                self.p.flow,
-                self.p.iface,
-                self.p.local_port,
+                (self.p.flow, self.p.iface, self.p.local_port),
                 self.p.peer,
                 buf,
             );
@@ -208,7 +178,12 @@ impl MediaSinkAgent {
         {
             Unknown::Reply { len } | Unknown::Reset { len } => {
                 buf.truncate(len);
-                send(ctx, self.flow, self.iface, self.local_port, packet.src, buf);
+                super::send_counted(
+                    ctx,
+                    (self.flow, self.iface, self.local_port),
+                    packet.src,
+                    buf,
+                );
                 false
             }
             Unknown::Drop => {
@@ -269,7 +244,7 @@ impl Agent for MediaSinkAgent {
                 ctx.give_back(buf);
                 break;
             }
-            send(ctx, self.flow, self.iface, self.local_port, peer, buf);
+            super::send_counted(ctx, (self.flow, self.iface, self.local_port), peer, buf);
         }
     }
 

@@ -349,28 +349,6 @@ struct R2cpServerAgent {
 }
 
 impl R2cpServerAgent {
-    fn emit(&self, dst: SockAddr, payload: Vec<u8>, ctx: &mut dyn NetCtx) {
-        let Some(addr) = ctx.local_addr(self.iface) else {
-            ctx.give_back(payload);
-            return;
-        };
-        let c = ctx.counters(self.flow);
-        c.datagrams_sent += 1;
-        c.transport_bytes_sent += payload.len() as u64;
-        ctx.send(
-            self.iface,
-            Packet {
-                src: SockAddr {
-                    addr,
-                    port: self.local_port,
-                },
-                dst,
-                payload,
-                flow: Some(self.flow),
-            },
-        );
-    }
-
     fn flush(&mut self, id: ConnId, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         if ctx.local_addr(self.iface).is_none() {
@@ -387,7 +365,7 @@ impl R2cpServerAgent {
                 ctx.give_back(buf);
                 return;
             }
-            self.emit(peer, buf, ctx);
+            super::send_counted(ctx, (self.flow, self.iface, self.local_port), peer, buf);
         }
     }
 }
@@ -420,12 +398,22 @@ impl Agent for R2cpServerAgent {
                 {
                     Unknown::Reply { len } => {
                         buf.truncate(len);
-                        self.emit(packet.src, buf, ctx);
+                        super::send_counted(
+                            ctx,
+                            (self.flow, self.iface, self.local_port),
+                            packet.src,
+                            buf,
+                        );
                         return;
                     }
                     Unknown::Reset { len } if self.resets.allow(now) => {
                         buf.truncate(len);
-                        self.emit(packet.src, buf, ctx);
+                        super::send_counted(
+                            ctx,
+                            (self.flow, self.iface, self.local_port),
+                            packet.src,
+                            buf,
+                        );
                         return;
                     }
                     Unknown::Reset { .. } | Unknown::Drop => {

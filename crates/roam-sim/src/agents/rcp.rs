@@ -484,33 +484,6 @@ impl RcpSenderAgent {
     }
 }
 
-/// Sends one datagram from interface `iface`, port `port` to `dst`, counting it for `flow`.
-fn emit(
-    flow: FlowIdx,
-    iface: IfaceIdx,
-    port: u16,
-    dst: SockAddr,
-    payload: Vec<u8>,
-    ctx: &mut dyn NetCtx,
-) {
-    let Some(addr) = ctx.local_addr(iface) else {
-        ctx.give_back(payload);
-        return;
-    };
-    let c = ctx.counters(flow);
-    c.datagrams_sent += 1;
-    c.transport_bytes_sent += payload.len() as u64;
-    ctx.send(
-        iface,
-        Packet {
-            src: SockAddr { addr, port },
-            dst,
-            payload,
-            flow: Some(flow),
-        },
-    );
-}
-
 impl Agent for RcpSenderAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
@@ -524,7 +497,7 @@ impl Agent for RcpSenderAgent {
         let touched = match ep.handle(now, (), packet.src, &packet.payload, &mut buf) {
             Some(DatagramEvent::Respond { remote, len, .. }) => {
                 buf.truncate(len);
-                emit(flow, iface, port, remote, buf, ctx);
+                super::send_counted(ctx, (flow, iface, port), remote, buf);
                 None
             }
             Some(DatagramEvent::Delivered(h) | DatagramEvent::Accepted(h)) => {
@@ -545,7 +518,7 @@ impl Agent for RcpSenderAgent {
                     break;
                 };
                 buf.truncate(t.len);
-                emit(flow, iface, port, t.remote, buf, ctx);
+                super::send_counted(ctx, (flow, iface, port), t.remote, buf);
             }
         }
         self.settle(touched);

@@ -95,7 +95,7 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
         match ep.handle(now, (), packet.src, &packet.payload, &mut out) {
             Some(DatagramEvent::Respond { remote, len, .. }) => {
                 out.truncate(len);
-                send(out, remote, (self.iface, self.port, self.flow), ctx);
+                super::send_counted(ctx, (self.flow, self.iface, self.port), remote, out);
                 false
             }
             Some(DatagramEvent::Accepted(h)) => {
@@ -155,7 +155,7 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
                     break;
                 };
                 buf.truncate(t.len);
-                send(buf, t.remote, at, ctx);
+                super::send_counted(ctx, (at.2, at.0, at.1), t.remote, buf);
             }
         }
         while let Some(ev) = ep.poll_event() {
@@ -166,29 +166,4 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
         }
         self.next_timer = ep.poll_timeout();
     }
-}
-
-/// Sends one datagram from `iface`, `port` to `dst`, counted as one of `flow`'s.
-fn send(
-    payload: Vec<u8>,
-    dst: SockAddr,
-    (iface, port, flow): (IfaceIdx, u16, FlowIdx),
-    ctx: &mut dyn NetCtx,
-) {
-    let Some(addr) = ctx.local_addr(iface) else {
-        ctx.give_back(payload);
-        return;
-    };
-    let c = ctx.counters(flow);
-    c.datagrams_sent += 1;
-    c.transport_bytes_sent += payload.len() as u64;
-    ctx.send(
-        iface,
-        Packet {
-            src: SockAddr { addr, port },
-            dst,
-            payload,
-            flow: Some(flow),
-        },
-    );
 }
