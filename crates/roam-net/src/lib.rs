@@ -43,6 +43,7 @@ pub mod engines;
 mod error;
 mod fetch;
 mod links;
+mod pattern;
 mod perf;
 mod serve;
 mod socket;
