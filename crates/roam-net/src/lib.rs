@@ -37,6 +37,7 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod clock;
 mod driver;
 pub mod engines;
