@@ -249,7 +249,11 @@ impl<P: Acceptor> Driver<P> {
             }
             Some(Err(e)) => {
                 self.stats.send_errors += count;
-                if let Some(l) = self.locals.get_mut(self.run.local()).and_then(Option::as_mut) {
+                if let Some(l) = self
+                    .locals
+                    .get_mut(self.run.local())
+                    .and_then(Option::as_mut)
+                {
                     l.error = Some(e.kind());
                 }
             }

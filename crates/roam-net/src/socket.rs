@@ -63,4 +63,3 @@ fn bind_device(_sock: &Socket, _device: &str) -> std::io::Result<()> {
         "binding to a device needs Linux",
     ))
 }
-

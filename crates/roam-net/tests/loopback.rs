@@ -469,7 +469,11 @@ async fn a_coalesced_receive_is_split_and_each_segment_judged_alone() {
         .await
         {
             assert_eq!(n, 1);
-            let stride = if meta[0].stride == 0 { meta[0].len } else { meta[0].stride };
+            let stride = if meta[0].stride == 0 {
+                meta[0].len
+            } else {
+                meta[0].stride
+            };
             for reply in buf[..meta[0].len].chunks(stride) {
                 replies.push(roam_wire::Header::peek_conn_id(reply).unwrap().0);
             }
@@ -496,5 +500,9 @@ async fn a_coalesced_receive_is_split_and_each_segment_judged_alone() {
             "loopback delivers a GSO send coalesced to a GRO socket: {stats:?}"
         );
     }
-    assert_eq!(server.driver().endpoint().len(), 0, "no state before the echo");
+    assert_eq!(
+        server.driver().endpoint().len(),
+        0,
+        "no state before the echo"
+    );
 }

@@ -298,8 +298,10 @@ impl ReceiverPipe {
         }
         // Holes are handled in offset order, as before the serial index existed.
         newly_lost.sort_unstable_by_key(|&(s, ..)| s);
-        let newly_lost: Vec<(u64, u64, bool)> =
-            newly_lost.into_iter().map(|(s, e, c, _)| (s, e, c)).collect();
+        let newly_lost: Vec<(u64, u64, bool)> = newly_lost
+            .into_iter()
+            .map(|(s, e, c, _)| (s, e, c))
+            .collect();
         for &(s, e, _) in &newly_lost {
             self.lost.insert(s);
             self.in_flight = self.in_flight.saturating_sub(e.saturating_sub(s));
