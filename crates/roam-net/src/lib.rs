@@ -37,12 +37,14 @@
 //! # Ok(()) }
 //! ```
 
+mod batch;
 mod clock;
 mod driver;
 pub mod engines;
 mod error;
 mod fetch;
 mod links;
+mod pattern;
 mod perf;
 mod serve;
 mod socket;

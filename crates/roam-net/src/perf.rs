@@ -12,7 +12,6 @@ use roam_proto::tcp;
 
 use crate::engines::tcp_connect;
 use crate::fetch::receive_generated;
-use crate::store::perf_byte;
 use crate::tcp_request::TcpRequest;
 use crate::{Clock, Driver, FetchPlan, NetConn, NetError};
 
@@ -156,9 +155,7 @@ pub async fn perf_tcp(
         let stop = until.is_some_and(|u| Clock::wall() >= u);
         while !closed && !stop && written < limit {
             let want = usize::try_from((limit - written).min(chunk.len() as u64)).unwrap_or(0);
-            for (i, b) in chunk[..want].iter_mut().enumerate() {
-                *b = perf_byte(written + i as u64);
-            }
+            crate::pattern::fill(&mut chunk[..want], written);
             let n = c.write(&chunk[..want]);
             written += n as u64;
             if n < want {

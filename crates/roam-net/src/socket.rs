@@ -1,19 +1,17 @@
 //! UDP sockets: one per local address in use, optionally bound to its device, with large
-//! kernel buffers, and a reader task per socket that hands datagrams to the driver.
+//! kernel buffers. The driver reads them itself, in batches ([`crate::batch`]).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
-use tokio::sync::mpsc;
 
 use crate::NetError;
 
 /// Kernel buffer size asked for (the kernel may cap it at `net.core.*mem_max`).
 const SOCKET_BUFFER: usize = 8 << 20;
 
-/// Largest datagram read.
+/// Largest datagram (and largest GRO-coalesced receive) read.
 pub const MAX_DATAGRAM: usize = 65_535;
 
 /// One local address the runtime sends from and receives on.
@@ -64,41 +62,4 @@ fn bind_device(_sock: &Socket, _device: &str) -> std::io::Result<()> {
         std::io::ErrorKind::Unsupported,
         "binding to a device needs Linux",
     ))
-}
-
-/// A datagram (or a receive error) from socket `local`.
-#[derive(Debug)]
-pub struct Incoming {
-    /// Index of the socket it arrived on.
-    pub local: usize,
-    /// Its sender and bytes, or the socket's error.
-    pub datagram: std::io::Result<(SocketAddr, Vec<u8>)>,
-}
-
-/// Reads `socket` until the driver goes away, forwarding each datagram. The channel is
-/// bounded: when the driver falls behind, the reader waits and the kernel buffer (then the
-/// network) drops, as with any UDP receiver.
-pub fn spawn_reader(
-    local: usize,
-    socket: Arc<UdpSocket>,
-    tx: mpsc::Sender<Incoming>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; MAX_DATAGRAM];
-        loop {
-            let datagram = socket
-                .recv_from(&mut buf)
-                .await
-                .map(|(n, from)| (from, buf[..n].to_vec()));
-            let failed = datagram.is_err();
-            if tx.send(Incoming { local, datagram }).await.is_err() {
-                return;
-            }
-            if failed {
-                // An error (ICMP unreachable reported on the socket, interface gone): do not
-                // spin; the driver decides what it means.
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-        }
-    })
 }

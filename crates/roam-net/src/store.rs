@@ -201,7 +201,7 @@ impl DirStore {
     pub fn read_blocking(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
         let start = out.len();
         if perf_len(name).is_some() {
-            out.extend((offset..offset.saturating_add(len as u64)).map(perf_byte));
+            crate::pattern::extend(out, offset, len);
         } else if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
             if let Some(m) = self.meta(obj) {
                 copy_range(&m.encode(), offset, len, out);
@@ -261,7 +261,7 @@ impl ObjectStore for DirStore {
 
     fn read_now(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
         if perf_len(name).is_some() {
-            out.extend((offset..offset.saturating_add(len as u64)).map(perf_byte));
+            crate::pattern::extend(out, offset, len);
             return true;
         }
         if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {

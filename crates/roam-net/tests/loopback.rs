@@ -393,3 +393,116 @@ async fn a_tcp_get_continues_from_the_next_server_when_the_first_lacks_the_objec
     ta.abort();
     tb.abort();
 }
+
+/// A GSO send of SYNs and garbage of one size arrives at the server coalesced (GRO, where the
+/// kernel has it): the driver splits it at its stride, answers each SYN on its own and drops
+/// each garbage segment on its own.
+#[tokio::test(flavor = "current_thread")]
+async fn a_coalesced_receive_is_split_and_each_segment_judged_alone() {
+    use quinn_udp::{Transmit, UdpSockRef, UdpSocketState};
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::bind(dir.path(), &[LocalSpec::addr(loopback())]).unwrap();
+    let addr = server.local_addr(0).unwrap();
+    const SYNS: u64 = 8;
+    let mut spoofer = tokio::spawn(async move {
+        let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
+        let state = UdpSocketState::new(UdpSockRef::from(&sock)).unwrap();
+        let now = roam_proto::Time::ZERO;
+        let mut segments: Vec<Vec<u8>> = Vec::new();
+        for i in 0..SYNS {
+            let cfg = Arc::new(roam_net::engines::tcp_config());
+            let mut c =
+                tcp::Connection::connect(cfg, CcKind::NewReno, ConnId(5000 + i), i, now).unwrap();
+            let mut syn = Vec::new();
+            c.poll_transmit(now, &mut syn).unwrap();
+            let len = syn.len();
+            segments.push(syn);
+            // Garbage of the same length between the SYNs: a wrong version, then noise.
+            let mut junk = vec![0xA5u8; len];
+            junk[0] = 0xFF;
+            segments.push(junk);
+        }
+        let len = segments[0].len();
+        assert!(segments.iter().all(|s| s.len() == len), "SYNs of one size");
+        // The last segment may be shorter: a truncated SYN.
+        let mut short = segments[0].clone();
+        short.truncate(len / 2);
+        segments.push(short);
+        let total = segments.len();
+        let gso = state.max_gso_segments() >= total;
+        if gso {
+            let contents = segments.concat();
+            let t = Transmit {
+                destination: addr,
+                ecn: None,
+                contents: &contents,
+                segment_size: Some(len),
+                src_ip: None,
+            };
+            sock.writable().await.unwrap();
+            sock.try_io(tokio::io::Interest::WRITABLE, || {
+                state.try_send(UdpSockRef::from(&sock), &t)
+            })
+            .unwrap();
+        } else {
+            for s in &segments {
+                sock.send_to(s, addr).await.unwrap();
+            }
+        }
+        // The server's replies may arrive coalesced too (this socket has GRO on): split them.
+        let mut replies = Vec::new();
+        let mut buf = vec![0u8; 65_535];
+        let mut meta = [quinn_udp::RecvMeta::default()];
+        while let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(500), async {
+            loop {
+                sock.readable().await?;
+                let mut bufs = [std::io::IoSliceMut::new(&mut buf)];
+                match sock.try_io(tokio::io::Interest::READABLE, || {
+                    state.recv(UdpSockRef::from(&sock), &mut bufs, &mut meta)
+                }) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    r => break r,
+                }
+            }
+        })
+        .await
+        {
+            assert_eq!(n, 1);
+            let stride = if meta[0].stride == 0 {
+                meta[0].len
+            } else {
+                meta[0].stride
+            };
+            for reply in buf[..meta[0].len].chunks(stride) {
+                replies.push(roam_wire::Header::peek_conn_id(reply).unwrap().0);
+            }
+        }
+        (total, gso, replies)
+    });
+    let (total, gso, mut replies) = loop {
+        tokio::select! {
+            r = &mut spoofer => break r.unwrap(),
+            _ = server.step() => server.serve_connections(),
+        }
+    };
+    replies.sort_unstable();
+    assert_eq!(
+        replies,
+        (5000..5000 + SYNS).collect::<Vec<_>>(),
+        "one reply per SYN, none to garbage"
+    );
+    let stats = server.driver().stats();
+    assert_eq!(stats.received, total as u64, "every segment counted once");
+    if gso {
+        assert!(
+            stats.coalesced >= 1 && stats.recv_calls < total as u64,
+            "loopback delivers a GSO send coalesced to a GRO socket: {stats:?}"
+        );
+    }
+    assert_eq!(
+        server.driver().endpoint().len(),
+        0,
+        "no state before the echo"
+    );
+}

@@ -78,6 +78,9 @@ pub struct ReceiverPipe {
     eln: bool,
     max_window: u64,
     units: BTreeMap<u64, Unit>,
+    /// The units not declared lost, by request serial (serial -> start): an arrival visits
+    /// only the ones requested before it, not the whole window (§3.3.5 (i) below).
+    live: BTreeMap<u64, u64>,
     lost: BTreeSet<u64>,
     next_serial: u64,
     /// Bytes of outstanding units not declared lost (the "pipe" of RFC 6675).
@@ -114,6 +117,7 @@ impl ReceiverPipe {
                 max_window
             },
             units: BTreeMap::new(),
+            live: BTreeMap::new(),
             lost: BTreeSet::new(),
             next_serial: 0,
             in_flight: 0,
@@ -218,7 +222,10 @@ impl ReceiverPipe {
                 if u.lost {
                     self.lost.remove(&start);
                     self.in_flight += len;
+                } else {
+                    self.live.remove(&u.serial);
                 }
+                self.live.insert(serial, start);
                 u.lost = false;
                 u.serial = serial;
                 u.later_arrivals = 0;
@@ -238,6 +245,7 @@ impl ReceiverPipe {
                         rerequests: 0,
                     },
                 );
+                self.live.insert(serial, start);
                 self.in_flight += len;
             }
         }
@@ -266,6 +274,7 @@ impl ReceiverPipe {
         if unit.lost {
             self.lost.remove(&start);
         } else {
+            self.live.remove(&unit.serial);
             self.in_flight = self.in_flight.saturating_sub(len);
         }
         if let Some(sample) = rtt {
@@ -274,15 +283,25 @@ impl ReceiverPipe {
         }
         // §3.3.5 (i): every unit requested before this one gains one out-of-order arrival.
         let mut newly_lost = Vec::new();
-        for (&s, u) in self.units.iter_mut() {
-            if !u.lost && u.serial < unit.serial {
-                u.later_arrivals += 1;
-                if u.later_arrivals >= self.dup_thresh {
-                    u.lost = true;
-                    newly_lost.push((s, u.end, u.corrupted));
-                }
+        for (&serial, &s) in self.live.range(..unit.serial) {
+            let Some(u) = self.units.get_mut(&s) else {
+                continue;
+            };
+            u.later_arrivals += 1;
+            if u.later_arrivals >= self.dup_thresh {
+                u.lost = true;
+                newly_lost.push((s, u.end, u.corrupted, serial));
             }
         }
+        for &(_, _, _, serial) in &newly_lost {
+            self.live.remove(&serial);
+        }
+        // Holes are handled in offset order, as before the serial index existed.
+        newly_lost.sort_unstable_by_key(|&(s, ..)| s);
+        let newly_lost: Vec<(u64, u64, bool)> = newly_lost
+            .into_iter()
+            .map(|(s, e, c, _)| (s, e, c))
+            .collect();
         for &(s, e, _) in &newly_lost {
             self.lost.insert(s);
             self.in_flight = self.in_flight.saturating_sub(e.saturating_sub(s));
@@ -384,6 +403,7 @@ impl ReceiverPipe {
             u.lost = true;
             self.lost.insert(s);
         }
+        self.live.clear();
         self.in_flight = 0;
     }
 

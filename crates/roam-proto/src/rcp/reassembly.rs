@@ -217,7 +217,13 @@ impl RecvBuffer {
     /// Moves up to `max` in-order bytes to `out`; returns how many.
     pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
         let n = max.min(self.ready.len());
-        out.extend(self.ready.drain(..n));
+        // Two slice copies, not a byte-by-byte drain (a profile of `roam perf` showed the
+        // latter as a third of the receiver's CPU).
+        let (front, back) = self.ready.as_slices();
+        let from_front = n.min(front.len());
+        out.extend_from_slice(&front[..from_front]);
+        out.extend_from_slice(&back[..n - from_front]);
+        self.ready.drain(..n);
         self.read_point += n as u64;
         n
     }
