@@ -394,23 +394,28 @@ impl R2cpReceiver {
         };
         if self.buf.has(d.seq, d.end()) || d.seq < self.buf.rcv_nxt() {
             self.stats.duplicates += 1;
-            return;
+        } else {
+            let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
+            let held = (self.buf.readable() + self.buf.out_of_order_bytes()) as u64;
+            if held.saturating_mul(4) >= self.config.recv_buffer.saturating_mul(3) {
+                self.stats.arrivals_buffer_75 += 1;
+            }
+            let end = d.seq + n as u64;
+            self.buf.insert(d.seq, &d.payload[..n]);
+            if self.buf.has(d.seq, end) {
+                self.reserved.fill(d.seq, end);
+                self.slots[i].bytes_received += n as u64;
+            }
         }
-        let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
-        let held = (self.buf.readable() + self.buf.out_of_order_bytes()) as u64;
-        if held.saturating_mul(4) >= self.config.recv_buffer.saturating_mul(3) {
-            self.stats.arrivals_buffer_75 += 1;
+        // A unit this pipe waited for that is still not held whole (a short DATA, or one the
+        // buffer refused for its out-of-order piece limit): as lost. It keeps its reservation
+        // and is requested again through the first pipe with room.
+        if let Some((_, unit_end)) = bound {
+            if !self.buf.has(d.seq, unit_end) {
+                self.reassign
+                    .insert(d.seq.max(self.buf.rcv_nxt()), unit_end.min(self.range_end));
+            }
         }
-        let end = d.seq + n as u64;
-        self.buf.insert(d.seq, &d.payload[..n]);
-        if self.buf.has(d.seq, end) {
-            self.reserved.fill(d.seq, end);
-        } else if n > 0 {
-            // The buffer refused it (its out-of-order piece limit): as lost. The range keeps
-            // its reservation and is requested again through the first pipe with room.
-            self.reassign.insert(d.seq, end);
-        }
-        self.slots[i].bytes_received += n as u64;
     }
 
     fn check_complete(&mut self, now: Time) {
@@ -709,8 +714,9 @@ impl R2cpReceiver {
                     self.slots[i].pipe.on_arrival(now, ls, None);
                     continue;
                 };
-                if self.buf.has(gs, ge) {
-                    // It arrived after all (through another pipe): settle without a request.
+                if self.buf.has(gs, ge) || gs >= self.range_end {
+                    // It arrived after all (through another pipe), or lies beyond the object a
+                    // sender reported since: settle without a request.
                     self.slots[i].binding.unbind(ls);
                     self.slots[i].pipe.on_arrival(now, ls, None);
                     continue;
@@ -762,7 +768,7 @@ impl R2cpReceiver {
                 slot.pipe.on_arrival(now, ls, None);
                 continue;
             };
-            let missing = !self.buf.has(gs, ge);
+            let missing = !self.buf.has(gs, ge) && gs < self.range_end;
             if slot.pipe.in_flight() == 0 && slot.state == PipeState::Established {
                 // The probe (it is not charged to a policy: its bytes are requested again
                 // through another pipe, which is).
