@@ -385,7 +385,8 @@ impl R2cpReceiver {
             Some((local, end)) => {
                 slot.binding.unbind(local);
                 slot.pipe.on_arrival(now, local, rtt);
-                end
+                // Not past the object a sender reported since (its reservation is gone).
+                end.min(self.range_end)
             }
             // Data this pipe requested before its unit moved elsewhere: kept only where the
             // connection still awaits it (a reservation, §3.3.4); data nobody requested has no
@@ -640,11 +641,16 @@ impl R2cpReceiver {
         }
     }
 
-    /// Whether a new unit `[start, end)` for slot `i` fits the receive buffer: for R²CP and
-    /// R²CP-s, §3.3.4's charge per requested segment ([`BufferCharge::admits`]); for APPS,
-    /// each connection's own buffer share, as the span from the read point over its stripes.
+    /// Whether a new unit `[start, end)` for slot `i` fits the receive buffer: §3.3.4's charge
+    /// per requested segment ([`BufferCharge::admits`]); for APPS, also each connection's own
+    /// buffer share, as the span from the read point over its stripes (with a fixed set of
+    /// connections the shares sum to the buffer, so only the share binds; the charge keeps
+    /// the bound when connections come and go and the stripes are dealt anew).
     fn fits_buffer(&self, i: usize, start: u64, end: u64) -> bool {
         let read = self.buf.read_point();
+        if !self.charge().admits(start, end) {
+            return false;
+        }
         match self.scheme {
             Scheme::Apps { stripe } => {
                 let n = self.apps_members().len().max(1) as u64;
@@ -654,7 +660,7 @@ impl R2cpReceiver {
                 let own = |x: u64| stripe_bytes_below(x, self.range_start, stripe, n, k);
                 own(end).saturating_sub(own(read)) <= self.config.recv_buffer / n
             }
-            Scheme::Rank | Scheme::Fcfs => self.charge().admits(start, end),
+            Scheme::Rank | Scheme::Fcfs => true,
         }
     }
 
@@ -678,9 +684,6 @@ impl R2cpReceiver {
         let local = slot.binding.bind(s, e);
         slot.pipe.on_requested(now, local, local + (e - s));
         slot.pull(s, e);
-        // A dummy sk_buff for the requested segment (§3.3.4); a hole or reassigned range
-        // bound again keeps the reservation it already has.
-        self.reserved.reserve(s, e);
     }
 
     /// The scheduler (§4.1.4, §4.3.1): holes first, then new data by rank.
@@ -864,6 +867,9 @@ impl R2cpReceiver {
                 }
                 self.pending.remove(us, ue);
                 self.stats.bytes_bound_new += ue - us;
+                // A dummy sk_buff for the requested segment (§3.3.4). Holes and reassigned
+                // ranges bound again keep the reservation they have (minus what arrived).
+                self.reserved.reserve(us, ue);
                 self.bind(now, i, us, ue);
                 progressed = true;
             }
