@@ -87,7 +87,7 @@ fn explanation(id: &str) -> &'static str {
              the next unit, so its charge is the span from the read point; with our 256 KB \
              buffer (the paper gives none) that span suffices up to the largest mismatch \
              (8 Mb/s × 210 ms ≈ 210 KB): R²CP-s stays near the ideal and out-of-order data \
-             never fill 75 % of the buffer. It falls only with a smaller buffer (the \
+             hardly ever fill 75 % of the buffer. It falls only with a smaller buffer (the \
              buffer-size table: at 64 KB R²CP 3.74 Mb/s, R²CP-s 2.48). At 6-7× R²CP is a few \
              per cent below R²CP-s: no longer held below the path's 50-packet queue by the \
              buffer, the slow pipe's NewReno window overflows it, and bursts of requests \
