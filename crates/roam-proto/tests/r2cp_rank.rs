@@ -12,6 +12,9 @@ use roam_wire::{ConnId, Request};
 
 const MSS: u64 = 1000;
 
+/// Global ranges pulled, lowest first.
+type Ranges = Vec<(u64, u64)>;
+
 struct Store;
 impl ObjectStore for Store {
     fn object_len(&self, name: &[u8]) -> Option<u64> {
@@ -45,8 +48,8 @@ fn drain(rx: &mut R2cpReceiver, now: Time) -> Vec<(PathId, Vec<u8>)> {
 
 /// The distinct global ranges pulled through `path` (a pull rides in several REQs, §3.3.1),
 /// lowest first.
-fn pulls(reqs: &[(PathId, Vec<u8>)], path: PathId) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = reqs
+fn pulls(reqs: &[(PathId, Vec<u8>)], path: PathId) -> Ranges {
+    let mut out: Ranges = reqs
         .iter()
         .filter(|(p, _)| *p == path)
         .flat_map(|(_, req)| {
@@ -64,7 +67,7 @@ fn pulls(reqs: &[(PathId, Vec<u8>)], path: PathId) -> Vec<(u64, u64)> {
 
 /// Pipe 0 (RTT 20 ms) and pipe 1 (RTT 80 ms), both with the initial window of two segments:
 /// the requests each pipe sends once its SYN+ACK is in, and the receiver.
-fn two_pipes(scheme: Scheme, recv_buffer: u64) -> (Vec<(u64, u64)>, Vec<(u64, u64)>, R2cpReceiver) {
+fn two_pipes(scheme: Scheme, recv_buffer: u64) -> (Ranges, Ranges, R2cpReceiver) {
     let config = Arc::new(RcpConfig {
         mss: MSS as u16,
         initial_window: 2,
