@@ -11,9 +11,14 @@
 //! Nothing may panic; no stateless answer is larger than the datagram it answers; each end
 //! holds no more than its stated bounds; and while nothing forged reached the receiver, it has
 //! read a prefix of the range it asked for.
+//!
+//! The script's first byte chooses the receiver: single-path RCP (top bit clear), or an R²CP
+//! receiver with several pipes (top bit set; `rcp_engine/r2cp.rs`).
 #![no_main]
 
 mod common;
+#[path = "rcp_engine/r2cp.rs"]
+mod r2cp;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -220,6 +225,10 @@ impl Host {
 
 fuzz_target!(|data: &[u8]| {
     let mut s = Script(data);
+    if s.byte() & 0x80 != 0 {
+        r2cp::run(&mut s);
+        return;
+    }
     let flags = s.byte();
     let cc = match s.byte() % 4 {
         3 => RcpCc::Stp,

@@ -232,3 +232,39 @@ fn under_a_policy_a_waiting_secondary_neither_skews_the_rank_nor_strands_holes()
     assert!(net.intact(), "received {} of 1000000", net.received.len());
     assert!(net.rx.is_complete());
 }
+
+/// §3.3.4 over a whole transfer (a 64 KB buffer, RTTs 20 and 120 ms, losses on both pipes):
+/// the buffer is never charged (held + requested and awaited) more than its size plus one
+/// segment, rank binds the slow pipe's units beyond read point + buffer (which the former span
+/// rule never did), and the object arrives intact.
+#[test]
+fn the_charge_stays_within_the_buffer_while_units_go_beyond_the_span() {
+    let buffer = 64_000;
+    let mss = u64::from(RcpConfig::default().mss);
+    let mut net = Net::new(config(buffer), Scheme::Rank, 3_000_000, 2, 21);
+    net.add_pipe(path(0, 10, 4.0, 0.01), PipeRole::Primary);
+    net.add_pipe(path(1, 60, 4.0, 0.01), PipeRole::Primary);
+    let mut beyond = 0;
+    let mut seen = 0;
+    for step in 1..=12_000 {
+        net.run_until(Time::from_millis(step * 5));
+        assert!(
+            net.rx.charged() <= buffer + mss,
+            "charged {} at {} ms",
+            net.rx.charged(),
+            step * 5
+        );
+        // The read point only grows: one read later than the pull understates the span.
+        let read = net.rx.read_point();
+        beyond += net.pulls[seen..]
+            .iter()
+            .filter(|&&(_, _, e)| e > read + buffer)
+            .count();
+        seen = net.pulls.len();
+        if net.rx.is_closed() {
+            break;
+        }
+    }
+    assert!(net.intact(), "received {} bytes", net.received.len());
+    assert!(beyond > 0, "no unit bound beyond the span");
+}

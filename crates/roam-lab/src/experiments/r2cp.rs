@@ -81,17 +81,19 @@ impl Experiment for R2cp {
 fn explanation(id: &str) -> &'static str {
     match id {
         "rtt-r2cp-near-ideal" | "rtt-r2cp-s-falls-beyond-3" | "rtt-buffer-75-r2cp-lowest" => {
-            "Our R²CP flow control is a span limit: a unit is bound only if it ends within \
-             read point + receive buffer (docs/R2CP.md, §3.3.4's receive window). Under a \
-             span limit every scheme needs a span of about aggregate rate × the longest \
-             round trip (queueing included) to keep both pipes busy: rank scheduling keeps \
-             the buffer nearly empty but must bind the slow pipe's units that far ahead, and \
-             when such a unit lies beyond the limit the slow pipe waits (a lower unit would \
-             block the head of the buffer). R²CP-s binds the next unit, which always fits, \
-             and pays with out-of-order data held instead. So in our model the two schemes \
-             hit the same wall at the same buffer size, rank a little earlier; the paper's \
-             Figure 12(b) reads as if the limit were on the bytes held (out of order), which \
-             rank keeps small. See the buffer-size table under Figure 12(b)."
+            "R²CP's flow control charges the receive buffer per requested segment (§3.3.4: \
+             a \"dummy\" sk_buff for each segment requested; docs/R2CP.md), so the slow \
+             pipe's units that rank binds far ahead cost only their own size. R²CP-s binds \
+             the next unit, so its charge is the span from the read point; with our 256 KB \
+             buffer (the paper gives none) that span suffices up to the largest mismatch \
+             (8 Mb/s × 210 ms ≈ 210 KB): R²CP-s stays near the ideal and out-of-order data \
+             hardly ever fill 75 % of the buffer. It falls only with a smaller buffer (the \
+             buffer-size table: at 64 KB R²CP 3.74 Mb/s, R²CP-s 2.48). At 6-7× R²CP is a few \
+             per cent below R²CP-s: no longer held below the path's 50-packet queue by the \
+             buffer, the slow pipe's NewReno window overflows it, and bursts of requests \
+             overflow its reverse queue (at 210 ms, 73 DATA and 122 REQ drops on the slow path in 120 s, against 30 and 23 for R²CP-s); each \
+             halving costs a 210 ms pipe seconds of linear growth, so the slow path is 81 % \
+             busy against 87 %."
         }
         "handoff-mbb-no-stall" => {
             "The object arrives intact and data keep arriving, but in-order delivery pauses \
@@ -102,8 +104,9 @@ fn explanation(id: &str) -> &'static str {
         "bandwidth-r2cp-ideal" => {
             "At 4 + 1 Mb/s rank scheduling binds the slow pipe's units ahead by the fast \
              pipe's window; with the 50-packet queue on the fast path its window (and so the \
-             skip) is large, and some of the slow pipe's units come late or early enough to \
-             cost a few per cent; R²CP-s is at 98 %."
+             skip) is large. Under our former span limit on the buffer such units often did \
+             not fit and the slow pipe waited (97.1 % of the ideal); with §3.3.4's charge per \
+             requested segment R²CP is at 99.1 %, R²CP-s at 99.3 %."
         }
         "fluctuation-r2cp-within-15pct" => {
             "The ideal is measured per seed with the same background traffic on each path \

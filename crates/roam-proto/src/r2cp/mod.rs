@@ -8,6 +8,7 @@
 //! policy. Senders are unchanged RCP senders. Design: `docs/R2CP.md`.
 
 mod binding;
+mod flow;
 mod policy;
 mod ranges;
 mod rank;

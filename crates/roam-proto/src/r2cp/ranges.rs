@@ -48,6 +48,14 @@ impl RangeSet {
             .is_some_and(|(_, &e)| e >= end)
     }
 
+    /// The end of the held range that contains `offset`, if one does.
+    pub fn end_of(&self, offset: u64) -> Option<u64> {
+        self.ranges
+            .range(..=offset)
+            .next_back()
+            .and_then(|(_, &e)| (e > offset).then_some(e))
+    }
+
     /// Adds `[start, end)`, merging with neighbours.
     pub fn insert(&mut self, start: u64, end: u64) {
         if start >= end {
@@ -150,5 +158,15 @@ mod tests {
         assert_eq!(r.nth_unit(3, 5), Some((10, 15)));
         assert_eq!(r.nth_unit(12, 5), Some((19, 20)));
         assert_eq!(r.nth_unit(13, 5), None);
+    }
+
+    #[test]
+    fn end_of_names_the_range_holding_an_offset() {
+        let mut r = RangeSet::new();
+        r.insert(10, 20);
+        assert_eq!(r.end_of(9), None);
+        assert_eq!(r.end_of(10), Some(20));
+        assert_eq!(r.end_of(19), Some(20));
+        assert_eq!(r.end_of(20), None);
     }
 }

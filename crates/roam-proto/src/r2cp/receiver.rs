@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use roam_wire::{ConnId, Data, Flags, UNKNOWN_LENGTH};
 
+use super::flow::{BufferCharge, Reservations};
 use super::policy::{TokenBucket, TokenPolicy};
 use super::ranges::RangeSet;
 use super::rank::{skip_bytes, PipeRate};
@@ -89,6 +90,8 @@ pub struct R2cpReceiver {
     pending: RangeSet,
     /// Global ranges whose pipe is gone, to be bound again first (ours).
     reassign: RangeSet,
+    /// Requested ranges whose data has not arrived: what the buffer reserves (§3.3.4).
+    reserved: Reservations,
     slots: Vec<Slot>,
     policy: Option<TokenBucket>,
     /// The last scheduling round stopped for lack of tokens.
@@ -133,6 +136,7 @@ impl R2cpReceiver {
             buf: RecvBuffer::new(start),
             pending,
             reassign: RangeSet::new(),
+            reserved: Reservations::default(),
             slots: Vec::new(),
             policy: None,
             token_blocked: false,
@@ -262,6 +266,13 @@ impl R2cpReceiver {
         self.buf.readable() + self.buf.out_of_order_bytes()
     }
 
+    /// Bytes the receive buffer is charged for (§3.3.4): held (in order and not read, or out
+    /// of order) plus requested and not yet arrived. At most the receive buffer plus one
+    /// segment (`docs/R2CP.md`, "Flow control").
+    pub fn charged(&self) -> u64 {
+        self.charge().charged()
+    }
+
     /// Global ranges not yet requested.
     pub fn pending(&self) -> &RangeSet {
         &self.pending
@@ -353,6 +364,7 @@ impl R2cpReceiver {
             self.range_end = len.max(self.range_start);
             self.pending.truncate(self.range_end);
             self.reassign.truncate(self.range_end);
+            self.reserved.truncate(self.range_end);
         }
     }
 
@@ -373,27 +385,38 @@ impl R2cpReceiver {
             Some((local, end)) => {
                 slot.binding.unbind(local);
                 slot.pipe.on_arrival(now, local, rtt);
-                end
+                // Not past the object a sender reported since (its reservation is gone).
+                end.min(self.range_end)
             }
-            // Data this pipe requested before its unit moved elsewhere, or never requested:
-            // keep it only within the range and the buffer.
-            None => self.range_end.min(
-                self.buf
-                    .read_point()
-                    .saturating_add(self.config.recv_buffer),
-            ),
+            // Data this pipe requested before its unit moved elsewhere: kept only where the
+            // connection still awaits it (a reservation, §3.3.4); data nobody requested has no
+            // room in the buffer and is dropped.
+            None => self.reserved.awaited_end(d.seq).unwrap_or(d.seq),
         };
         if self.buf.has(d.seq, d.end()) || d.seq < self.buf.rcv_nxt() {
             self.stats.duplicates += 1;
-            return;
+        } else {
+            let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
+            let held = (self.buf.readable() + self.buf.out_of_order_bytes()) as u64;
+            if held.saturating_mul(4) >= self.config.recv_buffer.saturating_mul(3) {
+                self.stats.arrivals_buffer_75 += 1;
+            }
+            let end = d.seq + n as u64;
+            self.buf.insert(d.seq, &d.payload[..n]);
+            if self.buf.has(d.seq, end) {
+                self.reserved.fill(d.seq, end);
+                self.slots[i].bytes_received += n as u64;
+            }
         }
-        let n = d.payload.len().min(limit.saturating_sub(d.seq) as usize);
-        let held = (self.buf.readable() + self.buf.out_of_order_bytes()) as u64;
-        if held.saturating_mul(4) >= self.config.recv_buffer.saturating_mul(3) {
-            self.stats.arrivals_buffer_75 += 1;
+        // A unit this pipe waited for that is still not held whole (a short DATA, or one the
+        // buffer refused for its out-of-order piece limit): as lost. It keeps its reservation
+        // and is requested again through the first pipe with room.
+        if let Some((_, unit_end)) = bound {
+            if !self.buf.has(d.seq, unit_end) {
+                self.reassign
+                    .insert(d.seq.max(self.buf.rcv_nxt()), unit_end.min(self.range_end));
+            }
         }
-        self.buf.insert(d.seq, &d.payload[..n]);
-        self.slots[i].bytes_received += n as u64;
     }
 
     fn check_complete(&mut self, now: Time) {
@@ -402,6 +425,7 @@ impl R2cpReceiver {
             self.events.push_back(R2cpEvent::Eof);
             self.pending = RangeSet::new();
             self.reassign = RangeSet::new();
+            self.reserved.clear();
             for s in &mut self.slots {
                 s.close(now);
             }
@@ -606,9 +630,27 @@ impl R2cpReceiver {
         }
     }
 
-    /// The buffer bound for a unit ending at `end` (§3.3.4; APPS: a buffer per connection).
-    fn fits_buffer(&self, i: usize, end: u64) -> bool {
+    /// What the receive buffer holds and owes now (§3.3.4).
+    fn charge(&self) -> BufferCharge {
+        BufferCharge {
+            capacity: self.config.recv_buffer,
+            readable: self.buf.readable() as u64,
+            out_of_order: self.buf.out_of_order_bytes() as u64,
+            reserved: self.reserved.bytes(),
+            rcv_nxt: self.buf.rcv_nxt(),
+        }
+    }
+
+    /// Whether a new unit `[start, end)` for slot `i` fits the receive buffer: §3.3.4's charge
+    /// per requested segment ([`BufferCharge::admits`]); for APPS, also each connection's own
+    /// buffer share, as the span from the read point over its stripes (with a fixed set of
+    /// connections the shares sum to the buffer, so only the share binds; the charge keeps
+    /// the bound when connections come and go and the stripes are dealt anew).
+    fn fits_buffer(&self, i: usize, start: u64, end: u64) -> bool {
         let read = self.buf.read_point();
+        if !self.charge().admits(start, end) {
+            return false;
+        }
         match self.scheme {
             Scheme::Apps { stripe } => {
                 let n = self.apps_members().len().max(1) as u64;
@@ -618,7 +660,7 @@ impl R2cpReceiver {
                 let own = |x: u64| stripe_bytes_below(x, self.range_start, stripe, n, k);
                 own(end).saturating_sub(own(read)) <= self.config.recv_buffer / n
             }
-            _ => end <= read.saturating_add(self.config.recv_buffer),
+            Scheme::Rank | Scheme::Fcfs => true,
         }
     }
 
@@ -675,8 +717,9 @@ impl R2cpReceiver {
                     self.slots[i].pipe.on_arrival(now, ls, None);
                     continue;
                 };
-                if self.buf.has(gs, ge) {
-                    // It arrived after all (through another pipe): settle without a request.
+                if self.buf.has(gs, ge) || gs >= self.range_end {
+                    // It arrived after all (through another pipe), or lies beyond the object a
+                    // sender reported since: settle without a request.
                     self.slots[i].binding.unbind(ls);
                     self.slots[i].pipe.on_arrival(now, ls, None);
                     continue;
@@ -728,7 +771,7 @@ impl R2cpReceiver {
                 slot.pipe.on_arrival(now, ls, None);
                 continue;
             };
-            let missing = !self.buf.has(gs, ge);
+            let missing = !self.buf.has(gs, ge) && gs < self.range_end;
             if slot.pipe.in_flight() == 0 && slot.state == PipeState::Established {
                 // The probe (it is not charged to a policy: its bytes are requested again
                 // through another pipe, which is).
@@ -811,7 +854,7 @@ impl R2cpReceiver {
                 let Some((us, ue)) = self.choose_new(i) else {
                     continue;
                 };
-                if ue > self.slots[i].snd_wnd || !self.fits_buffer(i, ue) {
+                if ue > self.slots[i].snd_wnd || !self.fits_buffer(i, us, ue) {
                     continue;
                 }
                 // A secondary visited before a primary with room leaves the tokens to it; the
@@ -824,6 +867,9 @@ impl R2cpReceiver {
                 }
                 self.pending.remove(us, ue);
                 self.stats.bytes_bound_new += ue - us;
+                // A dummy sk_buff for the requested segment (§3.3.4). Holes and reassigned
+                // ranges bound again keep the reservation they have (minus what arrived).
+                self.reserved.reserve(us, ue);
                 self.bind(now, i, us, ue);
                 progressed = true;
             }
@@ -940,7 +986,9 @@ impl EndpointConnection for R2cpReceiver {
     }
 
     fn memory_bound(&self) -> usize {
-        usize::try_from(self.config.recv_buffer).unwrap_or(usize::MAX)
+        // §3.3.4's charge bounds the bytes held by the buffer, overdrawn by at most the one
+        // unit at RCV.NXT (`BufferCharge::admits`).
+        usize::try_from(self.config.recv_buffer.saturating_add(self.mss)).unwrap_or(usize::MAX)
     }
 }
 
