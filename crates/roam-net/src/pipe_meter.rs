@@ -89,7 +89,7 @@ mod tests {
         let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
         let b: SocketAddr = "10.0.0.2:1".parse().unwrap();
         let s: SocketAddr = "10.0.0.9:7000".parse().unwrap();
-        let t0 = Instant::now();
+        let t0 = crate::Clock::wall();
         let mut m = PipeMeter::default();
         m.set(a, s, 0, true);
         m.tick(t0);
