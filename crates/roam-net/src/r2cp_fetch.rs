@@ -238,10 +238,12 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                         total = object_len.map(|l| l.min(limit));
                     }
                     R2cpEvent::PipeUp(id) => {
-                        if let Some(p) = pair_of(&mut self.pairs, id) {
-                            let live = p.live.as_mut().expect("pair_of found it live");
-                            live.up = true;
-                            live.last_progress = wall;
+                        if let Some(k) = pair_index(&self.pairs, id) {
+                            let p = &mut self.pairs[k];
+                            if let Some(live) = p.live.as_mut() {
+                                live.up = true;
+                                live.last_progress = wall;
+                            }
                             p.failures = 0;
                             self.vias[p.via].failures = 0;
                         }
@@ -251,8 +253,11 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 }
             }
             for info in r.pipes() {
-                if let Some(p) = pair_of(&mut self.pairs, info.id) {
-                    let live = p.live.as_mut().expect("pair_of found it live");
+                let Some(k) = pair_index(&self.pairs, info.id) else {
+                    continue;
+                };
+                let p = &mut self.pairs[k];
+                if let Some(live) = p.live.as_mut() {
                     if info.bytes_received > live.seen {
                         p.bytes += info.bytes_received - live.seen;
                         live.seen = info.bytes_received;
@@ -266,11 +271,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             if !done {
                 for id in closed.drain(..) {
                     // The engine deleted it (its sender reset or stopped answering).
-                    let k = self
-                        .pairs
-                        .iter()
-                        .position(|p| p.live.as_ref().is_some_and(|l| l.id == id));
-                    if let Some(k) = k {
+                    if let Some(k) = pair_index(&self.pairs, id) {
                         if let Some(live) = self.pairs[k].live.take() {
                             let _ = self.driver.endpoint().remove_path(h, live.path);
                         }
@@ -481,11 +482,11 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     }
 }
 
-/// The pair whose live pipe is `id`.
-fn pair_of(pairs: &mut [Pair], id: PipeId) -> Option<&mut Pair> {
+/// The index of the pair whose live pipe is `id`.
+fn pair_index(pairs: &[Pair], id: PipeId) -> Option<usize> {
     pairs
-        .iter_mut()
-        .find(|p| p.live.as_ref().is_some_and(|l| l.id == id))
+        .iter()
+        .position(|p| p.live.as_ref().is_some_and(|l| l.id == id))
 }
 
 #[cfg(test)]
