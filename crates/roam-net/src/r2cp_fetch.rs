@@ -220,6 +220,13 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         let mut chunk = Vec::new();
         let mut closed = Vec::new();
         let mut last_report = Clock::wall();
+        let mut last_byte = last_report;
+        // With every local address gone no pipe is opened, so attempts stop counting: bound
+        // the wait by time too.
+        let max_idle = self
+            .plan
+            .stall
+            .saturating_mul(u32::try_from(self.plan.max_attempts).unwrap_or(u32::MAX));
         loop {
             self.maintain(h)?;
             self.driver.step(Duration::from_millis(50)).await;
@@ -284,6 +291,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 sink.put(&chunk)?;
                 got += n;
                 self.attempts = 0;
+                last_byte = wall;
             }
             if n > 0 || wall.duration_since(last_report) >= PROGRESS_EVERY || done {
                 last_report = wall;
@@ -302,11 +310,13 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 .pairs
                 .iter()
                 .any(|p| p.live.as_ref().is_some_and(|l| l.up));
-            if !any_up && self.attempts >= self.plan.max_attempts {
+            let idle = wall.duration_since(last_byte);
+            if !any_up && (self.attempts >= self.plan.max_attempts || idle >= max_idle) {
                 self.driver.endpoint().remove(h);
                 return Err(self.unreachable(format!(
-                    "no progress after {} pipe attempts over {} local address(es) and {} \
-                     server(s)",
+                    "no progress for {:.1} s after {} pipe attempts over {} local address(es) \
+                     and {} server(s)",
+                    idle.as_secs_f64(),
                     self.attempts,
                     self.plan.vias.len(),
                     self.plan.servers.len()

@@ -1,9 +1,9 @@
 //! R²CP over loopback sockets: with more than one local address or server `fetch` runs one
 //! R²CP pipe per (address, server) pair. Files arrive intact over four pipes, when one of two
 //! servers is killed mid-transfer, and when a local address goes away mid-transfer and comes
-//! back; a missing object fails cleanly. Local addresses 127.0.0.1 and 127.0.0.2 (Linux
-//! routes all of 127/8 to `lo`). Every loop is bounded by a timeout far above what it needs;
-//! nothing asserts on speed.
+//! back; a missing object fails cleanly, and so does a fetch whose every local address is down.
+//! Local addresses 127.0.0.1 and 127.0.0.2 (Linux routes all of 127/8 to `lo`). Every loop is
+//! bounded by a timeout far above what it needs; nothing asserts on speed.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -200,4 +200,24 @@ async fn a_missing_object_fails_cleanly_over_several_servers() {
     assert!(!dir.path().join("none.roam-part").exists());
     task_a.abort();
     task_b.abort();
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_fetch_whose_every_local_address_is_down_gives_up_in_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f"), pattern(1 << 20, 14)).unwrap();
+    let (a, task_a) = serve(dir.path());
+    let out = dir.path().join("copy");
+    let mut plan = FetchPlan::new("f", vec![a], vec![local("127.0.0.1"), local("127.0.0.2")]);
+    plan.stall = Duration::from_millis(200);
+    for ip in ["127.0.0.1", "127.0.0.2"] {
+        plan.status.set_down(ip.parse().unwrap(), true);
+    }
+    let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
+        .await
+        .expect("bounded")
+        .unwrap_err();
+    assert!(e.to_string().contains("no progress"), "{e}");
+    assert!(!out.exists());
+    task_a.abort();
 }
