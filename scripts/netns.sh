@@ -4,6 +4,8 @@
 #   scripts/netns.sh up   PREFIX [RATE]   # build it (RATE: tbf rate towards the mobile, e.g. 50mbit)
 #   scripts/netns.sh down PREFIX          # remove it (idempotent; always safe to call)
 #   scripts/netns.sh loss PREFIX PCT      # random loss towards the mobile (iptables statistic)
+#   scripts/netns.sh shape PREFIX LINK RATE  # tbf RATE on one link: a, b (router -> mobile)
+#                                         # or s1, s2 (server -> router); replaces any before
 #
 # Namespaces (PREFIX is short, e.g. rn1234; interface names stay under 15 bytes):
 #   PREFIX-m   mobile host: veth a 10.77.1.2/24 and veth b 10.77.2.2/24, one routing table per
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 cmd="${1:-}"; p="${2:-}"
-[ -n "$cmd" ] && [ -n "$p" ] || { echo "usage: $0 up|down|loss PREFIX [ARG]" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$p" ] || { echo "usage: $0 up|down|loss|shape PREFIX [ARG...]" >&2; exit 2; }
 case "$p" in *[!a-z0-9]*|'') echo "PREFIX: lowercase letters and digits only" >&2; exit 2;; esac
 [ "${#p}" -le 8 ] || { echo "PREFIX: at most 8 characters" >&2; exit 2; }
 
@@ -72,8 +74,21 @@ loss() {
   done
 }
 
+shape() {
+  local link="$1" rate="$2" ns dev
+  case "$link" in
+    a) ns="$r"; dev="${p}ra" ;;
+    b) ns="$r"; dev="${p}rb" ;;
+    s1) ns="$s1"; dev="${p}1" ;;
+    s2) ns="$s2"; dev="${p}2" ;;
+    *) echo "LINK: a, b, s1 or s2" >&2; exit 2 ;;
+  esac
+  ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 64kb latency 200ms
+}
+
 case "$cmd" in
   up) up "${3:-}" ;;
+  shape) shape "${3:?shape LINK RATE}" "${4:?shape LINK RATE}" ;;
   down) down ;;
   loss) loss "${3:?loss PCT}" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;

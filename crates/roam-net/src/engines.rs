@@ -12,6 +12,7 @@ use std::sync::Arc;
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{Acceptor, EndpointConnection, Outgoing, PathId, TokenKey, Unknown};
 use roam_proto::linkinfo::LinkInfo;
+use roam_proto::r2cp::R2cpReceiver;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::tcp::{self, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
@@ -28,6 +29,8 @@ pub enum NetConn {
     RcpSender(Box<RcpSender>),
     /// The receiving end of an RCP connection (a client fetching an object).
     RcpReceiver(Box<RcpReceiver>),
+    /// An R²CP connection (a client fetching an object over several pipes).
+    R2cp(Box<R2cpReceiver>),
 }
 
 impl NetConn {
@@ -36,6 +39,7 @@ impl NetConn {
             NetConn::Tcp(c) => &**c,
             NetConn::RcpSender(c) => &**c,
             NetConn::RcpReceiver(c) => &**c,
+            NetConn::R2cp(c) => &**c,
         }
     }
 
@@ -44,6 +48,7 @@ impl NetConn {
             NetConn::Tcp(c) => &mut **c,
             NetConn::RcpSender(c) => &mut **c,
             NetConn::RcpReceiver(c) => &mut **c,
+            NetConn::R2cp(c) => &mut **c,
         }
     }
 }

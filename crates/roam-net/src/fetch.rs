@@ -2,7 +2,8 @@
 //! then its bytes into `FILE.roam-part`, hashed as they arrive in order, renamed to `FILE` only
 //! once length and digest match. When the local address in use or the server stops
 //! delivering, the fetch continues on a new connection from another local address or server,
-//! asking only for the bytes not yet received (see `docs/RUNTIME.md`, "Mobility").
+//! asking only for the bytes not yet received (see `docs/RUNTIME.md`, "Mobility"). With more
+//! than one local address or server the download runs over R²CP instead (`r2cp_fetch.rs`).
 
 use std::fs::File;
 use std::io::Write;
@@ -12,12 +13,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId};
+use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::{RcpCc, RcpConfig, RcpEvent, RcpReceiver};
 use roam_wire::ConnId;
 
 use crate::engines::rcp_config;
+use crate::pipe_meter::{PipeMeter, PipeProgress};
 use crate::store::{ObjectMeta, META_PREFIX};
-use crate::{random_u64, Clock, Driver, LinkTable, LocalSpec, NetConn, NetError};
+use crate::{random_u64, Clock, Driver, LinkTable, LocalSpec, LocalStatus, NetConn, NetError};
 
 /// What to fetch, from where, how.
 #[derive(Debug, Clone)]
@@ -28,11 +31,13 @@ pub struct FetchPlan {
     pub servers: Vec<SocketAddr>,
     /// Local addresses (interfaces), tried in order.
     pub vias: Vec<LocalSpec>,
-    /// Receiver congestion controller (RCP).
+    /// Receiver congestion controller (RCP; each R²CP pipe's).
     pub cc: RcpCc,
+    /// How R²CP assigns data to pipes (used with more than one local address or server).
+    pub scheme: Scheme,
 
     /// A connection that delivers nothing for this long is abandoned for another local
-    /// address or server.
+    /// address or server (under R²CP: a pipe is broken and its pair tried again later).
     pub stall: Duration,
     /// Attempts (connections opened) at most before giving up.
     pub max_attempts: usize,
@@ -40,10 +45,12 @@ pub struct FetchPlan {
     pub rcp: RcpConfig,
     /// Facts about the local links, handed to each connection opened on them.
     pub links: LinkTable,
+    /// Local addresses the host marked down (used by the R²CP fetch).
+    pub status: LocalStatus,
 }
 
 impl FetchPlan {
-    /// A plan with the defaults: NewReno, 3 s stall, the runtime's RCP configuration.
+    /// A plan with the defaults: NewReno, R²CP by rank, 3 s stall, the runtime's RCP configuration.
     pub fn new(name: &str, servers: Vec<SocketAddr>, vias: Vec<SocketAddr>) -> Self {
         FetchPlan {
             name: name.to_string(),
@@ -51,26 +58,31 @@ impl FetchPlan {
             servers,
             vias: vias.into_iter().map(LocalSpec::addr).collect(),
             cc: RcpCc::default(),
+            scheme: Scheme::Rank,
             stall: Duration::from_secs(3),
             rcp: rcp_config(),
             links: LinkTable::new(),
+            status: LocalStatus::new(),
         }
     }
 }
 
 /// Where a fetch stands, for progress displays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
     /// Bytes received in order (written to the file).
     pub bytes: u64,
     /// Object length, once known.
     pub total: Option<u64>,
-    /// The local address in use.
+    /// The local address in use (under R²CP: of the pipe that delivered most).
     pub via: SocketAddr,
-    /// The server in use.
+    /// The server in use (under R²CP: of the pipe that delivered most).
     pub server: SocketAddr,
-    /// Connections abandoned for another local address or server so far.
+    /// Connections abandoned for another local address or server so far (under R²CP: pipes
+    /// broken or failed).
     pub switches: u32,
+    /// Every (local address, server) pair used so far: bytes and recent rate.
+    pub pipes: Vec<PipeProgress>,
 }
 
 /// What a finished fetch did.
@@ -84,7 +96,8 @@ pub struct FetchReport {
     pub seconds: f64,
     /// Connections abandoned for another local address or server.
     pub switches: u32,
-    /// Bytes delivered per (local address, server), in order of use.
+    /// Bytes delivered per (local address, server): in order of use (one entry per
+    /// connection); under R²CP one entry per pair.
     pub per_path: Vec<(SocketAddr, SocketAddr, u64)>,
 }
 
@@ -127,6 +140,7 @@ pub async fn receive_generated(
             attempts: 0,
             refused: vec![false; plan.servers.len()],
             per_path: Vec::new(),
+            meter: PipeMeter::default(),
         },
         progress: |_: &Progress| {},
         started,
@@ -231,6 +245,25 @@ struct Route {
     /// Servers that reset a request for this object (they do not hold it).
     refused: Vec<bool>,
     per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+    meter: PipeMeter,
+}
+
+impl Route {
+    /// Every pair's bytes so far (summed over its connections) and rate; `current` is open.
+    fn pipes(&mut self, current: (SocketAddr, SocketAddr), now: Instant) -> Vec<PipeProgress> {
+        let mut sums: Vec<(SocketAddr, SocketAddr, u64)> = Vec::new();
+        for &(v, s, b) in &self.per_path {
+            match sums.iter_mut().find(|x| (x.0, x.1) == (v, s)) {
+                Some(x) => x.2 += b,
+                None => sums.push((v, s, b)),
+            }
+        }
+        for (v, s, b) in sums {
+            self.meter.set(v, s, b, (v, s) == current);
+        }
+        self.meter.tick(now);
+        self.meter.snapshot()
+    }
 }
 
 struct Session<'a, F> {
@@ -243,8 +276,9 @@ struct Session<'a, F> {
     deadline: Option<Instant>,
 }
 
-/// Fetches `plan.name` into `out`, verified. `progress` is called after every turn that
-/// delivered bytes.
+/// Fetches `plan.name` into `out`, verified: over single-path RCP with one local address and
+/// one server, over R²CP (one pipe per pair) with more. `progress` is called after every turn
+/// that delivered bytes (under R²CP also every quarter second while nothing arrives).
 pub async fn fetch<F: FnMut(&Progress)>(
     plan: &FetchPlan,
     out: &Path,
@@ -255,6 +289,9 @@ pub async fn fetch<F: FnMut(&Progress)>(
             name: plan.name.clone(),
             reason: "no server or no local address given".into(),
         });
+    }
+    if plan.vias.len() > 1 || plan.servers.len() > 1 {
+        return crate::r2cp_fetch::fetch_r2cp(plan, out, progress).await;
     }
     let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
     let mut s = Session {
@@ -267,6 +304,7 @@ pub async fn fetch<F: FnMut(&Progress)>(
             attempts: 0,
             refused: vec![false; plan.servers.len()],
             per_path: Vec::new(),
+            meter: PipeMeter::default(),
         },
         progress,
         started: Clock::wall(),
@@ -358,12 +396,14 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     if let Some(p) = self.route.per_path.last_mut() {
                         p.2 += n;
                     }
+                    let pipes = self.route.pipes((via_addr, server), Clock::wall());
                     (self.progress)(&Progress {
                         bytes: got,
                         total,
                         via: via_addr,
                         server,
                         switches: self.route.switches,
+                        pipes,
                     });
                 }
                 let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);

@@ -7,7 +7,9 @@
 //!   [`Driver::step`] in a loop and uses its connections between steps.
 //! - [`Server`]: serves a directory ([`DirStore`]: no name leaves it) to every engine.
 //! - [`fetch`]: downloads one object over RCP, verified against its length and BLAKE3
-//!   digest, continuing from another local address or server when one stops answering.
+//!   digest, continuing from another local address or server when one stops answering; with
+//!   more than one local address or server over R²CP, one pipe per (address, server) pair,
+//!   pipes removed and added while the transfer runs.
 //!
 //! Design and status: `docs/RUNTIME.md`.
 //!
@@ -44,8 +46,11 @@ pub mod engines;
 mod error;
 mod fetch;
 mod links;
+mod local_status;
 mod pattern;
 mod perf;
+mod pipe_meter;
+mod r2cp_fetch;
 mod serve;
 mod socket;
 pub mod store;
@@ -58,7 +63,9 @@ pub use engines::{NetConn, ServerAcceptor};
 pub use error::NetError;
 pub use fetch::{fetch, FetchPlan, FetchReport, Progress};
 pub use links::LinkTable;
+pub use local_status::LocalStatus;
 pub use perf::{perf_rcp, perf_tcp, Amount, PerfReport};
+pub use pipe_meter::PipeProgress;
 pub use serve::Server;
 pub use socket::LocalSpec;
 pub use store::{DirStore, ObjectMeta};

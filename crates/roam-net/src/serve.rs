@@ -124,6 +124,12 @@ impl Server {
         loop {
             self.step().await;
             self.serve_connections();
+            // An RCP sender serving pulls holds one pulled segment at a time (`host_reads`):
+            // the segment just supplied must leave before the sender asks for the next read.
+            // Without this second round the next read waited for the next datagram or timer
+            // (an R²CP pipe, all pulls, then crawled at one segment per receiver RTO).
+            self.driver.flush().await;
+            self.serve_connections();
         }
     }
 

@@ -14,6 +14,7 @@ use roam_proto::tcp;
 
 use crate::engines::tcp_connect;
 use crate::fetch::{part_path, FileSink, Sink};
+use crate::pipe_meter::PipeMeter;
 use crate::store::{ObjectMeta, META_PREFIX};
 use crate::tcp_request::{decode_reply, TcpRequest, REPLY_HEADER};
 use crate::{Clock, Driver, FetchPlan, FetchReport, NetConn, NetError, Progress};
@@ -66,13 +67,17 @@ pub async fn fetch_tcp<F: FnMut(&Progress)>(
     let via = d.local_addr(0).unwrap_or(plan.vias[0].addr);
     for &server in &plan.servers[first..] {
         let mut sink = FileSink::create(&part)?;
+        let mut meter = PipeMeter::default();
         let mut on_bytes = |bytes: u64, total: Option<u64>| {
+            meter.set(via, server, bytes, true);
+            meter.tick(Clock::wall());
             progress(&Progress {
                 bytes,
                 total,
                 via,
                 server,
                 switches,
+                pipes: meter.snapshot(),
             })
         };
         let result = get_once(&mut d, plan, server, &plan.name, &mut sink, &mut on_bytes).await;

@@ -101,7 +101,7 @@ async fn a_fetch_continues_from_the_second_server_when_the_first_dies() {
     .expect("bounded")
     .unwrap();
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
-    assert!(report.switches >= 1, "{report:?}");
+    // Two servers: an R²CP fetch with a pipe to each; the second delivered.
     assert!(
         report.per_path.iter().any(|p| p.1 == b && p.2 > 0),
         "{report:?}"

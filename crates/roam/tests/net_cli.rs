@@ -75,6 +75,45 @@ fn get_over_tcp_moves_a_multi_megabyte_file_intact() {
 }
 
 #[test]
+fn get_over_two_servers_and_two_vias_runs_r2cp_and_reports_each_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(6 << 20);
+    std::fs::write(srv.join("f.bin"), &bytes).unwrap();
+    let (a, b) = (serve(&srv), serve(&srv));
+    for (scheme, name) in [("r2cp", "r2cp"), ("r2cp-s", "r2cp-s"), ("apps", "apps")] {
+        let out = dir.path().join(format!("copy-{scheme}"));
+        let o = Command::new(ROAM)
+            .args(["get", "f.bin", "--server", &a.addr, "--server", &b.addr])
+            .args([
+                "--via",
+                "127.0.0.1",
+                "--via",
+                "127.0.0.2",
+                "--scheme",
+                scheme,
+            ])
+            .args(["--format", "json", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["protocol"], name);
+        assert_eq!(v["blake3"], blake3::hash(&bytes).to_hex().as_str());
+        let pipes = v["paths"].as_array().unwrap();
+        assert_eq!(pipes.len(), 4, "one pipe per (via, server): {v}");
+        let sum: u64 = pipes.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(sum, bytes.len() as u64, "{v}");
+        assert!(
+            std::fs::read(&out).unwrap() == bytes,
+            "{scheme}: content differs"
+        );
+    }
+}
+
+#[test]
 fn get_over_tcp_of_a_missing_object_fails_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let served = serve(dir.path());

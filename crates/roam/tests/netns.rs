@@ -1,5 +1,8 @@
 //! The network-namespace test bed (`scripts/netns.sh`): `roam serve` in two server namespaces,
-//! `roam get` in a mobile-host namespace with two interfaces. Root only: elsewhere each test
+//! `roam get` in a mobile-host namespace with two interfaces. With two vias or two servers
+//! `roam get` runs R²CP: an interface taken down and a server killed mid-transfer cost no
+//! restart, and two interfaces (two mirrors) shaped to 8 and 4 Mb/s deliver faster than the
+//! faster one's rate. Root only: elsewhere each test
 //! says why it skipped and passes. Every namespace is removed by a guard, also on failure.
 //! Waits are bounded by counts and generous limits; nothing asserts on speed.
 
@@ -19,7 +22,10 @@ fn unavailable() -> Option<String> {
     if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
         return Some("not root".into());
     }
-    let probe = format!("roamprobe{}", std::process::id());
+    // One name per call: tests run in parallel, and one's `del` must not remove another's.
+    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let probe = format!("roamprobe{}x{n}", std::process::id());
     let ok = Command::new("ip")
         .args(["netns", "add", &probe])
         .stderr(Stdio::null())
@@ -84,6 +90,17 @@ impl Bed {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap()
+    }
+
+    /// A tbf rate on one link (`scripts/netns.sh shape`): a, b (router → mobile), s1, s2
+    /// (server → router).
+    fn shape(&self, link: &str, rate: &str) {
+        let st = Command::new("bash")
+            .arg(script())
+            .args(["shape", &self.prefix, link, rate])
+            .status()
+            .unwrap();
+        assert!(st.success(), "netns.sh shape {link} {rate} failed");
     }
 
     fn ip(&self, args: &[&str]) {
@@ -152,9 +169,40 @@ fn finish(child: Child) -> Output {
     out
 }
 
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn switches(out: &Output) -> u64 {
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["switches"].as_u64().unwrap()
+    json(out)["switches"].as_u64().unwrap()
+}
+
+/// Bytes the pipes of `roam get`'s summary delivered whose via (or server) starts with
+/// `prefix`.
+fn delivered(out: &Output, key: &str, prefix: &str) -> u64 {
+    json(out)["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p[key].as_str().unwrap().starts_with(prefix))
+        .map(|p| p["bytes"].as_u64().unwrap())
+        .sum()
+}
+
+/// The rates of the R²CP aggregation tests: the faster link is tbf-shaped to `FAST_MBIT`,
+/// the slower to half that. Aggregate goodput must beat the faster link's *rate* (not a
+/// timed single-path run, which a loaded machine would make noisy) by 20 %: the goodput over
+/// the faster link alone is below its rate, so this holds only if both links carried data.
+const FAST_MBIT: f64 = 8.0;
+
+/// Goodput (Mb/s) reported by `roam get`, printed for the record.
+fn goodput(out: &Output, what: &str) -> f64 {
+    let g = json(out)["goodput_mbps"].as_f64().unwrap();
+    eprintln!(
+        "{what}: {g:.2} Mb/s; {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    g
 }
 
 #[test]
@@ -200,7 +248,9 @@ fn taking_the_interface_in_use_down_does_not_stop_the_transfer() {
     bed.ip(&["-n", &m, "link", "set", &dev, "down"]);
     let res = finish(child);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    // Two vias: R²CP; the pipe on the dead interface was removed, the other carried on.
     assert!(switches(&res) >= 1);
+    assert!(delivered(&res, "via", "10.77.2.2") > 0);
 }
 
 #[test]
@@ -279,4 +329,63 @@ fn killing_the_server_in_use_restarts_a_tcp_get_on_the_next_server() {
     let res = finish(child);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert!(switches(&res) >= 1);
+}
+
+#[test]
+fn a_file_over_two_interfaces_arrives_intact_and_faster_than_over_the_faster_one() {
+    let len = 6 << 20;
+    let Some((mut bed, data)) = bed_with_file(6, "", len) else {
+        return;
+    };
+    bed.shape("a", &format!("{FAST_MBIT}mbit"));
+    bed.shape("b", &format!("{}mbit", FAST_MBIT / 2.0));
+    bed.serve(1);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = bed.dir.path().join("o");
+    let args = ["f", "--server", "10.77.3.2:7000"];
+    let res = finish(bed.get(
+        &[&args[..], &["--via", "10.77.1.2", "--via", "10.77.2.2"]].concat(),
+        &out,
+    ));
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    let both = goodput(&res, "two interfaces");
+    assert!(delivered(&res, "via", "10.77.1.2") > 0);
+    assert!(delivered(&res, "via", "10.77.2.2") > 0);
+    assert!(
+        both > 1.2 * FAST_MBIT,
+        "aggregate {both:.2} Mb/s is not above 1.2 × the faster link's {FAST_MBIT} Mb/s"
+    );
+}
+
+#[test]
+fn two_mirrors_are_aggregated() {
+    let len = 6 << 20;
+    let Some((mut bed, data)) = bed_with_file(7, "", len) else {
+        return;
+    };
+    // The servers' own links are the bottlenecks: 8 and 4 Mb/s.
+    bed.shape("s1", &format!("{FAST_MBIT}mbit"));
+    bed.shape("s2", &format!("{}mbit", FAST_MBIT / 2.0));
+    bed.serve(1);
+    bed.serve(2);
+    std::thread::sleep(Duration::from_millis(300));
+    let out = bed.dir.path().join("o");
+    let args = [
+        "f",
+        "--server",
+        "10.77.3.2:7000",
+        "--server",
+        "10.77.4.2:7000",
+        "--via",
+        "10.77.1.2",
+    ];
+    let res = finish(bed.get(&args, &out));
+    assert!(std::fs::read(&out).unwrap() == data, "content differs");
+    let both = goodput(&res, "two mirrors");
+    assert!(delivered(&res, "server", "10.77.3.2") > 0);
+    assert!(delivered(&res, "server", "10.77.4.2") > 0);
+    assert!(
+        both > 1.2 * FAST_MBIT,
+        "aggregate {both:.2} Mb/s is not above 1.2 × the faster mirror's {FAST_MBIT} Mb/s"
+    );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use roam_net::{fetch, fetch_tcp, FetchPlan};
+use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::RcpCc;
 
 use crate::cli::Format;
@@ -16,10 +17,15 @@ use crate::error::{CliError, Result};
 pub const LONG_ABOUT: &str = "Download one file from `roam serve` servers.\n\n\
 The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME); the bytes go to \
 FILE.roam-part and are renamed to FILE only once length and digest match, so a failed download \
-never leaves a partial file under the final name. When the local address in use or the server \
-stops delivering for --stall seconds, the download continues on a new connection from the next \
---via address or --server, asking only for the bytes not yet received. Exits non-zero with a \
-one-line message if it cannot complete. With --protocol tcp the object is streamed by the \
+never leaves a partial file under the final name. With one --via and one --server the download \
+is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
+for the bytes not yet received. With more than one --via or --server it runs over R²CP: one pipe \
+per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
+local address fails (a socket error, the interface going down) or that delivers nothing for \
+--stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
+pipes; its pair gets a new pipe after a backoff (0.25 s doubling to 8 s), so an interface that \
+comes back or a server that restarts is used again. The progress bar shows each pipe's rate. \
+Exits non-zero with a one-line message if it cannot complete. With --protocol tcp the object is streamed by the \
 TCP-like engine (verified the same way); a server that fails is left for the next --server, \
 which sends the object again from its first byte.\n\n\
 Examples:\n  \
@@ -32,12 +38,40 @@ roam get big.iso --server 10.0.1.1:7000 --via 10.9.1.2 --link 10.9.1.2:pw=0.01,d
 /// The engine a download runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
-    /// RCP: receiver-driven, resumable from another local address or server.
+    /// RCP: receiver-driven; over R²CP (one pipe per via and server) when more than one
+    /// --via or --server is given.
     Rcp,
     /// The TCP-like engine: the server streams the object; a failed server is left for the
     /// next one, which sends the object from its first byte (first --via only).
     Tcp,
 }
+
+/// The R²CP scheduling scheme (rcp-r2cp.txt §4.4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemeArg {
+    /// R²CP: data bound by rank, the estimated arrival order.
+    R2cp,
+    /// R²CP-s: the next unbound data to each request.
+    #[value(name = "r2cp-s")]
+    R2cpS,
+    /// APPS: stripes dealt round robin to the pipes.
+    Apps,
+}
+
+impl SchemeArg {
+    fn scheme(self) -> Scheme {
+        match self {
+            SchemeArg::R2cp => Scheme::Rank,
+            SchemeArg::R2cpS => Scheme::Fcfs,
+            SchemeArg::Apps => Scheme::Apps {
+                stripe: APPS_STRIPE,
+            },
+        }
+    }
+}
+
+/// APPS stripe: 16 segments of the runtime's 1400-byte MSS (docs/R2CP.md).
+const APPS_STRIPE: u64 = 16 * 1400;
 
 /// Arguments of `roam get`.
 #[derive(Debug, Args)]
@@ -55,10 +89,14 @@ pub struct GetArgs {
     /// Transport engine.
     #[arg(long, value_enum, default_value_t = Protocol::Rcp)]
     pub protocol: Protocol,
+    /// How R²CP assigns data to pipes (several --via or --server): r2cp (by estimated
+    /// arrival order), r2cp-s (first come, first served) or apps (striping).
+    #[arg(long, value_enum, default_value_t = SchemeArg::R2cp)]
+    pub scheme: SchemeArg,
     /// Receiver congestion controller (newreno, westwood, stp, …).
     #[arg(long, value_name = "CC", default_value = "newreno")]
     pub cc: String,
-    /// Seconds without progress before switching to another local address or server.
+    /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
     /// Where to write the file.
@@ -111,22 +149,21 @@ pub fn run(args: &GetArgs) -> Result<()> {
     } else {
         args.via.clone()
     };
-    let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias);
+    let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias.clone());
     plan.cc = cc;
+    plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
     plan.links = super::serve::link_table(&args.link)?;
     let bar = progress_bar(args.quiet);
     let rt = super::serve::runtime()?;
-    let mut rates = PathRates::default();
     let show = |p: &roam_net::Progress| {
         if let Some(t) = p.total {
             bar.set_length(t);
         }
         bar.set_position(p.bytes);
-        if let Some(msg) = rates.update(p, roam_net::Clock::wall()) {
-            bar.set_message(msg);
-        }
+        bar.set_message(pipe_rates(&p.pipes));
     };
+    let multipath = args.protocol == Protocol::Rcp && (vias.len() > 1 || args.server.len() > 1);
     let report = rt.block_on(async {
         match args.protocol {
             Protocol::Rcp => fetch(&plan, &args.output, show).await,
@@ -154,6 +191,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
                     "blake3": blake3_hex(&report.digest),
                     "seconds": report.seconds,
                     "goodput_mbps": mbps(report.bytes),
+                    "protocol": protocol_name(args, multipath),
                     "switches": report.switches,
                     "paths": paths,
                 })
@@ -161,11 +199,12 @@ pub fn run(args: &GetArgs) -> Result<()> {
         }
         Format::Table => {
             println!(
-                "{}: {} bytes in {:.2} s ({:.1} Mb/s), BLAKE3 {} verified, {} switch(es)",
+                "{}: {} bytes in {:.2} s ({:.1} Mb/s) over {}, BLAKE3 {} verified, {} switch(es)",
                 args.output.display(),
                 report.bytes,
                 report.seconds,
                 mbps(report.bytes),
+                protocol_name(args, multipath),
                 blake3_hex(&report.digest),
                 report.switches
             );
@@ -177,55 +216,31 @@ pub fn run(args: &GetArgs) -> Result<()> {
     Ok(())
 }
 
-/// The rate of each (local address, server) path for the progress bar: bytes each path
-/// delivered, averaged over windows of at least half a second (a path not in use decays to 0).
-#[derive(Default)]
-struct PathRates {
-    /// (via, server, bits per second).
-    paths: Vec<(SocketAddr, SocketAddr, f64)>,
-    /// Start of the current window, and the total byte count then.
-    window: Option<(std::time::Instant, u64)>,
-    /// Bytes delivered in the current window, per path index.
-    delta: Vec<u64>,
-    last_bytes: u64,
+/// The engine the summary names: `rcp`, `tcp`, or the R²CP scheme.
+fn protocol_name(args: &GetArgs, multipath: bool) -> &'static str {
+    match args.protocol {
+        Protocol::Tcp => "tcp",
+        Protocol::Rcp if multipath => args.scheme.scheme().name(),
+        Protocol::Rcp => "rcp",
+    }
 }
 
-impl PathRates {
-    /// Takes a progress report; returns the new message once a window closed.
-    fn update(&mut self, p: &roam_net::Progress, now: std::time::Instant) -> Option<String> {
-        let i = match self
-            .paths
-            .iter()
-            .position(|(v, s, _)| (*v, *s) == (p.via, p.server))
-        {
-            Some(i) => i,
-            None => {
-                self.paths.push((p.via, p.server, 0.0));
-                self.delta.push(0);
-                self.paths.len() - 1
-            }
-        };
-        self.delta[i] += p.bytes.saturating_sub(self.last_bytes);
-        self.last_bytes = p.bytes;
-        let (start, _) = *self.window.get_or_insert((now, p.bytes));
-        let secs = now.duration_since(start).as_secs_f64();
-        if secs < 0.5 {
-            return (self.paths.len() == 1 && self.paths[0].2 == 0.0)
-                .then(|| format!("{} → {}", p.via, p.server));
-        }
-        for (path, d) in self.paths.iter_mut().zip(self.delta.iter_mut()) {
-            path.2 = *d as f64 * 8.0 / secs;
-            *d = 0;
-        }
-        self.window = Some((now, p.bytes));
-        Some(
-            self.paths
-                .iter()
-                .map(|(v, s, bps)| format!("{v} → {s} {:.1} Mb/s", bps / 1e6))
-                .collect::<Vec<_>>()
-                .join(" | "),
-        )
-    }
+/// The progress bar's second line: each pipe (local address → server) and its rate; a pipe
+/// not open now is marked `(down)`.
+fn pipe_rates(pipes: &[roam_net::PipeProgress]) -> String {
+    pipes
+        .iter()
+        .map(|p| {
+            let down = if p.up { "" } else { " (down)" };
+            format!(
+                "{} → {} {:.1} Mb/s{down}",
+                p.via,
+                p.server,
+                p.rate_bps / 1e6
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
 }
 
 fn blake3_hex(d: &[u8; 32]) -> String {
@@ -250,43 +265,27 @@ fn progress_bar(quiet: bool) -> ProgressBar {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
-    fn progress(bytes: u64, via: &str, server: &str) -> roam_net::Progress {
-        roam_net::Progress {
-            bytes,
-            total: Some(10_000_000),
+    fn pipe(via: &str, rate_bps: f64, up: bool) -> roam_net::PipeProgress {
+        roam_net::PipeProgress {
             via: via.parse().unwrap(),
-            server: server.parse().unwrap(),
-            switches: 0,
+            server: "10.0.0.9:7000".parse().unwrap(),
+            bytes: 1,
+            rate_bps,
+            up,
         }
     }
 
     #[test]
-    fn each_path_shows_its_own_rate() {
-        let t0 = roam_net::Clock::wall();
-        let mut r = PathRates::default();
-        let (a, b, s) = ("10.0.0.1:1", "10.0.0.2:1", "10.0.0.9:7000");
-        assert!(r.update(&progress(0, a, s), t0).is_some());
-        r.update(&progress(250_000, a, s), t0 + Duration::from_millis(200));
-        // One second: 1 MB over a (8 Mb/s), then a switch and 0.5 MB over b (4 Mb/s).
-        r.update(&progress(1_000_000, a, s), t0 + Duration::from_millis(400));
-        let msg = r
-            .update(&progress(1_500_000, b, s), t0 + Duration::from_secs(1))
-            .expect("a window closed");
+    fn each_pipe_shows_its_own_rate() {
+        let msg = pipe_rates(&[
+            pipe("10.0.0.1:1", 8e6, true),
+            pipe("10.0.0.2:1", 0.0, false),
+        ]);
         assert_eq!(
             msg,
-            "10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s | 10.0.0.2:1 → 10.0.0.9:7000 4.0 Mb/s"
-        );
-        // a delivers nothing more: its rate falls to 0.
-        let msg = r
-            .update(&progress(2_000_000, b, s), t0 + Duration::from_secs(2))
-            .unwrap();
-        assert!(
-            msg.starts_with("10.0.0.1:1 → 10.0.0.9:7000 0.0 Mb/s |"),
-            "{msg}"
+            "10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s | 10.0.0.2:1 → 10.0.0.9:7000 0.0 Mb/s (down)"
         );
     }
 }
