@@ -49,6 +49,10 @@ pub struct MediaSender {
     cfg: MediaConfig,
     rate: RateController,
     next_send: Time,
+    /// The pacing deadline `next_send` fired ([`MediaSender::handle_timeout`]) and waits for
+    /// [`MediaSender::poll_transmit`]: [`MediaSender::poll_timeout`] stops reporting it, so a
+    /// host that fires timers but cannot send yet is not woken again at the same instant.
+    send_due: bool,
     seq: u64,
     last_received: u64,
     last_lost: u64,
@@ -79,6 +83,7 @@ impl MediaSender {
             cfg,
             rate,
             next_send: Time::ZERO,
+            send_due: false,
             seq: 0,
             last_received: 0,
             last_lost: 0,
@@ -157,9 +162,13 @@ impl MediaSender {
         self.rate.on_local_link(now, &info.sanitized());
     }
 
+    /// 2·RTT, at least the configured minimum, and never zero: a fired feedback timer moves
+    /// its deadline forward (docs/ENDPOINT.md, "Timers make progress").
     fn feedback_timeout(&self) -> Duration {
         let rtt = self.rate.srtt().unwrap_or(Duration::from_secs(1));
-        (rtt * 2).max(self.cfg.min_feedback_timeout)
+        (rtt * 2)
+            .max(self.cfg.min_feedback_timeout)
+            .max(Duration::from_nanos(1))
     }
 
     /// A datagram from the receiver (a report). Malformed or foreign datagrams are rejected
@@ -241,25 +250,34 @@ impl MediaSender {
         let gap = Duration::from_secs_f64(1.0 / self.rate.rate().max(1e-3));
         // Pace from the scheduled time, but never bank more than one gap of idle credit.
         self.next_send = (self.next_send + gap).max(now);
+        self.send_due = false;
         Some(buf.len() - start)
     }
 
-    /// The earliest time the sender wants to be called.
+    /// The earliest time the sender wants to be called: the feedback deadline, and the next
+    /// paced send unless that one already fired and waits for [`MediaSender::poll_transmit`].
     pub fn poll_timeout(&self) -> Option<Time> {
         if !self.started || self.stopped {
             return None;
         }
-        Some(match self.feedback_deadline {
-            Some(d) => d.min(self.next_send),
-            None => self.next_send,
-        })
+        let pacing = (!self.send_due).then_some(self.next_send);
+        match (self.feedback_deadline, pacing) {
+            (Some(d), Some(p)) => Some(d.min(p)),
+            (d, p) => d.or(p),
+        }
     }
 
-    /// Handles the feedback timer: no report for a while (a blackout, or every report lost)
-    /// counts as a congestion event, as RAP's timeout does.
+    /// Handles the timers. The pacing deadline only makes a packet due (the host sends it with
+    /// [`MediaSender::poll_transmit`]); it is not reported again until then, so every fired
+    /// timer makes progress or moves its deadline forward. The feedback timer: no report for
+    /// a while (a blackout, or every report lost) counts as a congestion event, as RAP's
+    /// timeout does.
     pub fn handle_timeout(&mut self, now: Time) {
         if self.stopped {
             return;
+        }
+        if self.started && self.next_send <= now {
+            self.send_due = true;
         }
         if self.feedback_deadline.is_some_and(|d| d <= now) {
             self.stats.feedback_timeouts += 1;
