@@ -117,3 +117,64 @@ fn a_sink_endpoint_answers_with_a_token_then_accepts_the_echo() {
     let sent = ep.poll_transmit(t, &mut out).expect("a report");
     assert_eq!(sent.remote, 1);
 }
+
+#[test]
+fn a_source_opens_its_sink_again_after_the_sink_expired() {
+    let idle = Duration::from_secs(60);
+    let config = MediaConfig {
+        idle_timeout: Some(idle),
+        ..MediaConfig::default()
+    };
+    let mut sink: Endpoint<u32, (), MediaAcceptor> = Endpoint::new(
+        EndpointConfig {
+            idle_timeout: None,
+            ..EndpointConfig::default()
+        },
+        TokenKey::new([9; 16]),
+        MediaAcceptor::new(config),
+    );
+    let mut tx = MediaSender::new(config, RateKind::Atl, ConnId(7));
+    let (mut pkt, mut out) = (Vec::new(), Vec::new());
+    let mut accepted = 0;
+    // One exchange at `now` (no delay): the source's due packets to the sink, the sink's
+    // answers back.
+    let mut exchange = |tx: &mut MediaSender, sink: &mut Endpoint<u32, (), MediaAcceptor>, now| {
+        tx.handle_timeout(now);
+        pkt.clear();
+        while tx.poll_transmit(now, &mut pkt).is_some() {
+            match sink.handle(now, (), 1, &pkt, &mut out) {
+                Some(DatagramEvent::Respond { len, .. }) => {
+                    let _ = tx.handle_datagram(now, &out[..len]);
+                }
+                Some(DatagramEvent::Accepted(_)) => accepted += 1,
+                _ => {}
+            }
+            while let Some(t) = sink.poll_transmit(now, &mut out) {
+                let _ = tx.handle_datagram(now, &out[..t.len]);
+            }
+            pkt.clear();
+        }
+        sink.handle_timeout(now);
+        while sink.poll_event().is_some() {}
+        accepted
+    };
+    let ms = Time::from_millis;
+    for t in 0..20 {
+        exchange(&mut tx, &mut sink, ms(100 * t));
+    }
+    assert_eq!(exchange(&mut tx, &mut sink, ms(2000)), 1);
+    assert!(!tx.echoing_token());
+    // Nothing reaches the sink for longer than its idle timeout: it expires.
+    sink.handle_timeout(ms(2000) + idle + Duration::from_secs(5));
+    assert_eq!(sink.stats().drained, 1, "the sink expired");
+    let reports = tx.stats().reports;
+    // The source's next packets get token reports; it echoes and the sink opens again, and
+    // its reports (counting from 1 again) steer the source.
+    let back = 2000 + 70_000;
+    for t in 0..20 {
+        exchange(&mut tx, &mut sink, ms(back + 100 * t));
+    }
+    assert_eq!(accepted, 2, "opened again");
+    assert!(!tx.echoing_token());
+    assert!(tx.stats().reports > reports + 5, "{:?}", tx.stats());
+}

@@ -56,6 +56,8 @@ pub struct MediaSender {
     seq: u64,
     last_received: u64,
     last_lost: u64,
+    /// The highest sequence number the last accepted report covered.
+    last_highest: Option<u64>,
     last_report: Option<Time>,
     feedback_deadline: Option<Time>,
     peer_handoffs: Option<u16>,
@@ -87,6 +89,7 @@ impl MediaSender {
             seq: 0,
             last_received: 0,
             last_lost: 0,
+            last_highest: None,
             last_report: None,
             feedback_deadline: None,
             peer_handoffs: None,
@@ -175,10 +178,21 @@ impl MediaSender {
     /// with the decoding error and change nothing.
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), DecodeError> {
         let r = MediaReport::decode(bytes)?;
-        if r.conn_id != self.conn_id || r.received < self.last_received || r.highest_seq >= self.seq
-        {
-            // Not ours, stale (reordered), or acknowledging packets never sent.
-            return Ok(());
+        if r.conn_id != self.conn_id || r.highest_seq >= self.seq {
+            return Ok(()); // Not ours, or acknowledging packets never sent.
+        }
+        // A report with a token about a packet newer than the last report covered comes from
+        // a sink that holds nothing for us any more (it expired while nothing arrived): its
+        // counts start over, and so does our baseline; we echo its token to open it again.
+        let sink_restarted = r.token.is_some()
+            && r.received < self.last_received
+            && self.last_highest.is_some_and(|h| r.highest_seq > h);
+        if sink_restarted {
+            self.last_received = 0;
+            self.last_lost = 0;
+        }
+        if r.received < self.last_received {
+            return Ok(()); // Stale (reordered).
         }
         // A report with a token comes from a sink that holds nothing yet: echo the token. One
         // without comes from the sink that accepted the flow.
@@ -207,6 +221,7 @@ impl MediaSender {
         let lost = r.lost.saturating_sub(self.last_lost);
         self.last_received = r.received;
         self.last_lost = self.last_lost.max(r.lost);
+        self.last_highest = Some(r.highest_seq);
         self.last_report = Some(now);
         self.feedback_deadline = Some(now + self.feedback_timeout());
         if self.rate.on_report(now, delivered, lost) {
