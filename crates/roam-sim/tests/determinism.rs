@@ -140,3 +140,21 @@ fn example_scenarios_load_and_run() {
     }
     assert!(n >= 4);
 }
+
+#[test]
+fn media_and_r2cp_runs_through_their_endpoints_are_deterministic() {
+    // Both drive roam-proto's Endpoint (agents/{media,r2cp}.rs): its maps and heaps must not
+    // bring an order of their own.
+    for (file, duration) in [
+        ("experiments/atl/media.toml", "20s"),
+        ("experiments/r2cp/two_paths.toml", "10s"),
+    ] {
+        let path = repo_path(file);
+        let mut doc = roam_sim::scenario::load_document(&path).unwrap();
+        set_param(&mut doc, "run.duration", duration).unwrap();
+        let s = Scenario::from_value(doc, file).unwrap();
+        let (a, b) = (json(&s), json(&s));
+        assert!(a.contains("\"bytes_delivered\""), "{file}");
+        assert_eq!(a, b, "{file}");
+    }
+}

@@ -49,9 +49,15 @@ pub struct MediaSender {
     cfg: MediaConfig,
     rate: RateController,
     next_send: Time,
+    /// The pacing deadline `next_send` fired ([`MediaSender::handle_timeout`]) and waits for
+    /// [`MediaSender::poll_transmit`]: [`MediaSender::poll_timeout`] stops reporting it, so a
+    /// host that fires timers but cannot send yet is not woken again at the same instant.
+    send_due: bool,
     seq: u64,
     last_received: u64,
     last_lost: u64,
+    /// The highest sequence number the last accepted report covered.
+    last_highest: Option<u64>,
     last_report: Option<Time>,
     feedback_deadline: Option<Time>,
     peer_handoffs: Option<u16>,
@@ -79,9 +85,11 @@ impl MediaSender {
             cfg,
             rate,
             next_send: Time::ZERO,
+            send_due: false,
             seq: 0,
             last_received: 0,
             last_lost: 0,
+            last_highest: None,
             last_report: None,
             feedback_deadline: None,
             peer_handoffs: None,
@@ -157,19 +165,34 @@ impl MediaSender {
         self.rate.on_local_link(now, &info.sanitized());
     }
 
+    /// 2·RTT, at least the configured minimum, and never zero: a fired feedback timer moves
+    /// its deadline forward (docs/ENDPOINT.md, "Timers make progress").
     fn feedback_timeout(&self) -> Duration {
         let rtt = self.rate.srtt().unwrap_or(Duration::from_secs(1));
-        (rtt * 2).max(self.cfg.min_feedback_timeout)
+        (rtt * 2)
+            .max(self.cfg.min_feedback_timeout)
+            .max(Duration::from_nanos(1))
     }
 
     /// A datagram from the receiver (a report). Malformed or foreign datagrams are rejected
     /// with the decoding error and change nothing.
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), DecodeError> {
         let r = MediaReport::decode(bytes)?;
-        if r.conn_id != self.conn_id || r.received < self.last_received || r.highest_seq >= self.seq
-        {
-            // Not ours, stale (reordered), or acknowledging packets never sent.
-            return Ok(());
+        if r.conn_id != self.conn_id || r.highest_seq >= self.seq {
+            return Ok(()); // Not ours, or acknowledging packets never sent.
+        }
+        // A report with a token about a packet newer than the last report covered comes from
+        // a sink that holds nothing for us any more (it expired while nothing arrived): its
+        // counts start over, and so does our baseline; we echo its token to open it again.
+        let sink_restarted = r.token.is_some()
+            && r.received < self.last_received
+            && self.last_highest.is_some_and(|h| r.highest_seq > h);
+        if sink_restarted {
+            self.last_received = 0;
+            self.last_lost = 0;
+        }
+        if r.received < self.last_received {
+            return Ok(()); // Stale (reordered).
         }
         // A report with a token comes from a sink that holds nothing yet: echo the token. One
         // without comes from the sink that accepted the flow.
@@ -198,6 +221,7 @@ impl MediaSender {
         let lost = r.lost.saturating_sub(self.last_lost);
         self.last_received = r.received;
         self.last_lost = self.last_lost.max(r.lost);
+        self.last_highest = Some(r.highest_seq);
         self.last_report = Some(now);
         self.feedback_deadline = Some(now + self.feedback_timeout());
         if self.rate.on_report(now, delivered, lost) {
@@ -241,25 +265,34 @@ impl MediaSender {
         let gap = Duration::from_secs_f64(1.0 / self.rate.rate().max(1e-3));
         // Pace from the scheduled time, but never bank more than one gap of idle credit.
         self.next_send = (self.next_send + gap).max(now);
+        self.send_due = false;
         Some(buf.len() - start)
     }
 
-    /// The earliest time the sender wants to be called.
+    /// The earliest time the sender wants to be called: the feedback deadline, and the next
+    /// paced send unless that one already fired and waits for [`MediaSender::poll_transmit`].
     pub fn poll_timeout(&self) -> Option<Time> {
         if !self.started || self.stopped {
             return None;
         }
-        Some(match self.feedback_deadline {
-            Some(d) => d.min(self.next_send),
-            None => self.next_send,
-        })
+        let pacing = (!self.send_due).then_some(self.next_send);
+        match (self.feedback_deadline, pacing) {
+            (Some(d), Some(p)) => Some(d.min(p)),
+            (d, p) => d.or(p),
+        }
     }
 
-    /// Handles the feedback timer: no report for a while (a blackout, or every report lost)
-    /// counts as a congestion event, as RAP's timeout does.
+    /// Handles the timers. The pacing deadline only makes a packet due (the host sends it with
+    /// [`MediaSender::poll_transmit`]); it is not reported again until then, so every fired
+    /// timer makes progress or moves its deadline forward. The feedback timer: no report for
+    /// a while (a blackout, or every report lost) counts as a congestion event, as RAP's
+    /// timeout does.
     pub fn handle_timeout(&mut self, now: Time) {
         if self.stopped {
             return;
+        }
+        if self.started && self.next_send <= now {
+            self.send_due = true;
         }
         if self.feedback_deadline.is_some_and(|d| d <= now) {
             self.stats.feedback_timeouts += 1;

@@ -8,20 +8,28 @@
 //! had outstanding is reassigned); when it comes back, its pipes are created again. A pipe's
 //! `stop` time deletes it make-before-break (`drain`) or break-before-make (`break`). A
 //! server that stops answering fails its pipe (RTO limit) and the other pipes take over.
+//!
+//! Both ends drive roam-proto's [`Endpoint`] (docs/ENDPOINT.md). The receiver's host holds
+//! the [`R2cpReceiver`] as one client connection with one path per planned pipe: path `k` is
+//! the `k`-th [`PipePlan`], mapped to (its interface, its server) while the engine has a pipe
+//! on it, so each pipe's `(ConnId, PathId)` demultiplexes only from its own server and
+//! interface. A server is the RCP sender agent ([`super::rcp::rcp_sender`]): one endpoint
+//! with an [`roam_proto::rcp::RcpAcceptor`] holding one connection per pipe that reached it.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use roam_proto::endpoint::{Acceptor, PathId, TokenKey, Unknown};
+use roam_proto::endpoint::{
+    Endpoint, EndpointConfig, EndpointConnection, EndpointEvent, Handle, NoAcceptor, PathId,
+    TokenKey,
+};
 use roam_proto::r2cp::{
     PipeId, PipeRole, PipeSpec, R2cpEvent, R2cpReceiver, Removal, Scheme, TokenPolicy,
 };
-use roam_proto::rcp::{RcpAcceptor, RcpCc, RcpConfig, RcpSender, ResetLimiter};
+use roam_proto::rcp::{RcpCc, RcpConfig};
 use roam_proto::Time;
-use roam_wire::{ConnId, Data, Request, UNKNOWN_LENGTH};
+use roam_wire::{ConnId, Data};
 
 use super::pattern;
-use super::rcp::PatternStore;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
 
@@ -69,9 +77,20 @@ pub struct R2cpReceiverParams {
 /// Builds the receiving end of an R²CP flow.
 pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
     let n = p.pipes.len();
+    // A client endpoint: it accepts nothing (its key mints no tokens) and expires nothing
+    // (the engine gives its pipes up by itself).
+    let config = EndpointConfig {
+        idle_timeout: None,
+        ..EndpointConfig::default()
+    };
     Box::new(R2cpReceiverAgent {
         p,
+        endpoint: Endpoint::new(config, TokenKey::new([0; 16]), NoAcceptor::default()),
         conn: None,
+        done: None,
+        mapped: Vec::new(),
+        scratch: Vec::new(),
+        next_conn_timer: None,
         live: vec![None; n],
         next_pipe: 0,
         read_buf: Vec::new(),
@@ -81,7 +100,8 @@ pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
 }
 
 /// Builds one server of an R²CP flow: it serves the pattern object of `size` bytes to any
-/// number of RCP receiver pipes (unbounded when `None`).
+/// number of RCP receiver pipes (unbounded when `None`). It is the RCP sender agent: its
+/// endpoint accepts one connection per pipe that reaches it.
 pub fn r2cp_server(
     flow: FlowIdx,
     config: Arc<RcpConfig>,
@@ -89,25 +109,25 @@ pub fn r2cp_server(
     local_port: u16,
     size: Option<u64>,
 ) -> Box<dyn Agent> {
-    Box::new(R2cpServerAgent {
-        flow,
-        resets: ResetLimiter::new(config.resets_per_second),
-        acceptor: RcpAcceptor::new(
-            config,
-            Arc::new(PatternStore {
-                len: size.unwrap_or(UNKNOWN_LENGTH),
-            }),
-        ),
-        key: None,
-        iface,
-        local_port,
-        conns: HashMap::new(),
-    })
+    super::rcp::rcp_sender(flow, config, iface, local_port, size)
 }
+
+/// The receiving host's endpoint: a client with one path per planned pipe, local addresses
+/// being the interfaces.
+type ReceiverEndpoint = Endpoint<SockAddr, IfaceIdx, NoAcceptor<R2cpReceiver>>;
 
 struct R2cpReceiverAgent {
     p: R2cpReceiverParams,
-    conn: Option<R2cpReceiver>,
+    endpoint: ReceiverEndpoint,
+    /// The connection, while the endpoint holds it.
+    conn: Option<Handle>,
+    /// The connection once the endpoint removed it (drained), for its final state.
+    done: Option<R2cpReceiver>,
+    /// The (conn id, path) pairs the endpoint was last told about.
+    mapped: Vec<(ConnId, PathId)>,
+    scratch: Vec<(ConnId, PathId)>,
+    /// The endpoint's next deadline, re-read after every call into it.
+    next_conn_timer: Option<Time>,
     /// For each planned pipe, the engine pipe currently standing for it.
     live: Vec<Option<PipeId>>,
     next_pipe: u32,
@@ -122,16 +142,24 @@ impl R2cpReceiverAgent {
         ctx.local_addr(iface).is_some() && ctx.link_info(iface).is_none_or(|l| l.up)
     }
 
+    /// The connection, held or removed.
+    fn connection(&self) -> Option<&R2cpReceiver> {
+        self.conn
+            .and_then(|h| self.endpoint.connection(h))
+            .or(self.done.as_ref())
+    }
+
     /// Creates and deletes pipes as the plan, the time and the interfaces say.
     fn reconcile(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         self.reconciled = Some(now);
-        if self.conn.is_none() {
+        if self.conn.is_none() && self.done.is_none() {
             let end = self.p.size.unwrap_or(u64::MAX);
             match R2cpReceiver::new(self.p.config.clone(), self.p.scheme, OBJECT_NAME, (0, end)) {
                 Ok(mut c) => {
                     c.set_policy(now, self.p.policy);
-                    self.conn = Some(c);
+                    // No pipe yet, so no conn id: nothing can be in use.
+                    self.conn = self.endpoint.insert(now, c, &[]).ok();
                 }
                 Err(_) => {
                     self.failed = true;
@@ -139,7 +167,7 @@ impl R2cpReceiverAgent {
                 }
             }
         }
-        let Some(conn) = self.conn.as_mut() else {
+        let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) else {
             return;
         };
         if conn.is_complete() {
@@ -180,82 +208,124 @@ impl R2cpReceiverAgent {
                 _ => {}
             }
         }
+        self.map_paths();
+    }
+
+    /// Tells the endpoint the engine's current pipes: every path the engine has a pipe on is
+    /// mapped to its plan's (interface, server), with its pipes' conn ids; a path without a
+    /// pipe is forgotten.
+    fn map_paths(&mut self) {
+        let Some(h) = self.conn else { return };
+        let Some(conn) = self.endpoint.connection(h) else {
+            return;
+        };
+        self.scratch.clear();
+        conn.conn_ids(&mut self.scratch);
+        if self.scratch == self.mapped {
+            return;
+        }
+        for k in 0..self.p.pipes.len() {
+            let path = PathId(k as u32);
+            let now_on = self.scratch.iter().any(|&(_, p)| p == path);
+            let was_on = self.mapped.iter().any(|&(_, p)| p == path);
+            let plan = &self.p.pipes[k];
+            if now_on {
+                // Ids are fresh draws from the run's RNG; a clash leaves the pipe unmapped
+                // (its datagrams dropped), which the engine survives as a dead pipe.
+                let _ = self.endpoint.add_path(h, path, plan.iface, plan.server);
+            } else if was_on {
+                let _ = self.endpoint.remove_path(h, path);
+            }
+        }
+        std::mem::swap(&mut self.mapped, &mut self.scratch);
     }
 
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let flow = self.p.flow;
-        let Some(conn) = self.conn.as_mut() else {
-            return;
-        };
-        loop {
-            self.read_buf.clear();
-            let offset = conn.read_point();
-            let n = conn.read(&mut self.read_buf, 1 << 20);
-            if n == 0 {
-                break;
-            }
-            let bad = pattern::mismatches(offset, &self.read_buf);
-            let c = ctx.counters(flow);
-            c.bytes_delivered += n as u64;
-            c.integrity_errors += bad;
+        if self.conn.is_none() && self.done.is_none() {
+            return; // The engine could not be built.
         }
-        while let Some(ev) = conn.poll_event() {
-            match ev {
-                R2cpEvent::Eof => {
-                    ctx.counters(flow).completed_at.get_or_insert(now);
+        // (None once the endpoint removed it: the event below says so.)
+        if let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+            loop {
+                self.read_buf.clear();
+                let offset = conn.read_point();
+                let n = conn.read(&mut self.read_buf, 1 << 20);
+                if n == 0 {
+                    break;
                 }
-                R2cpEvent::PipeFailed(id) | R2cpEvent::PipeClosed(id) => {
-                    // A failed pipe is not recreated until its interface or plan changes.
-                    for l in self.live.iter_mut() {
-                        if *l == Some(id) && matches!(ev, R2cpEvent::PipeClosed(_)) {
-                            *l = None;
+                let bad = pattern::mismatches(offset, &self.read_buf);
+                let c = ctx.counters(flow);
+                c.bytes_delivered += n as u64;
+                c.integrity_errors += bad;
+            }
+            while let Some(ev) = conn.poll_event() {
+                match ev {
+                    R2cpEvent::Eof => {
+                        ctx.counters(flow).completed_at.get_or_insert(now);
+                    }
+                    R2cpEvent::PipeFailed(id) | R2cpEvent::PipeClosed(id) => {
+                        // A failed pipe is not recreated until its interface or plan changes.
+                        for l in self.live.iter_mut() {
+                            if *l == Some(id) && matches!(ev, R2cpEvent::PipeClosed(_)) {
+                                *l = None;
+                            }
                         }
                     }
+                    R2cpEvent::Connected { .. } | R2cpEvent::PipeUp(_) | R2cpEvent::Closed => {}
                 }
-                R2cpEvent::Connected { .. } | R2cpEvent::PipeUp(_) | R2cpEvent::Closed => {}
             }
         }
+        self.map_paths();
         loop {
             let mut buf = ctx.buffer();
-            let Some((path, len)) = conn.poll_transmit(now, &mut buf) else {
+            let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
                 ctx.give_back(buf);
                 break;
             };
-            let Some(plan) = self.p.pipes.get(path.0 as usize) else {
+            let Some(src) = ctx.local_addr(t.local) else {
                 ctx.give_back(buf);
                 continue;
             };
-            let Some(src) = ctx.local_addr(plan.iface) else {
-                ctx.give_back(buf);
-                continue;
-            };
+            buf.truncate(t.len);
             let c = ctx.counters(flow);
             c.datagrams_sent += 1;
-            c.transport_bytes_sent += len as u64;
+            c.transport_bytes_sent += t.len as u64;
             ctx.send(
-                plan.iface,
+                t.local,
                 Packet {
                     src: SockAddr {
                         addr: src,
                         port: self.p.local_port,
                     },
-                    dst: plan.server,
+                    dst: t.remote,
                     payload: buf,
                     flow: Some(flow),
                 },
             );
         }
+        while let Some(ev) = self.endpoint.poll_event() {
+            if let EndpointEvent::Removed { conn, .. } = ev {
+                self.conn = None;
+                self.done = Some(conn);
+            }
+        }
+        self.next_conn_timer = self.endpoint.poll_timeout();
+        let Some(conn) = self.connection() else {
+            return;
+        };
         let (mut rereq, mut timeouts) = (0, 0);
         for p in conn.pipes() {
             rereq += p.rerequests;
             timeouts += p.timeouts;
         }
         let s = conn.stats();
+        let gave_up = conn.pipes().next().is_none() && !conn.is_complete() && self.failed;
         let c = ctx.counters(flow);
         c.retransmitted_segments = c.retransmitted_segments.max(s.bytes_rebound / 1000 + rereq);
         c.timeouts = c.timeouts.max(timeouts);
-        if conn.pipes().next().is_none() && !conn.is_complete() && self.failed {
+        if gave_up {
             c.fail(now, FlowFailure::GaveUp);
         }
     }
@@ -267,24 +337,24 @@ impl Agent for R2cpReceiverAgent {
         self.after_call(ctx);
     }
 
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if let Some(conn) = self.conn.as_mut() {
-            let _ = conn.handle_datagram(ctx.now(), &packet.payload);
-        }
+    fn on_packet(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
+        let mut out = ctx.buffer();
+        // A client endpoint answers nothing: no reply comes back.
+        let _ = self
+            .endpoint
+            .handle(ctx.now(), iface, packet.src, &packet.payload, &mut out);
+        ctx.give_back(out);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
         self.reconcile(ctx);
-        if let Some(conn) = self.conn.as_mut() {
-            conn.handle_timeout(ctx.now());
-        }
+        self.endpoint.handle_timeout(ctx.now());
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let conn = self.conn.as_ref().and_then(|c| c.poll_timeout());
-        let done = self.conn.as_ref().is_some_and(|c| c.is_complete());
+        let done = self.connection().is_some_and(|c| c.is_complete());
         let plan = self
             .p
             .pipes
@@ -297,11 +367,11 @@ impl Agent for R2cpReceiverAgent {
             })
             .flatten()
             .filter(|&t| self.reconciled.is_none_or(|r| t > r));
-        conn.into_iter().chain(plan).min()
+        self.next_conn_timer.into_iter().chain(plan).min()
     }
 
     fn sample(&self) -> AgentSample {
-        match &self.conn {
+        match self.connection() {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.pipes().map(|p| p.cwnd).sum()),
                 seq: Some(c.rcv_nxt()),
@@ -312,7 +382,11 @@ impl Agent for R2cpReceiverAgent {
 
     fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        if let (Some(conn), Some(info)) = (self.conn.as_mut(), ctx.link_info(iface)) {
+        let info = ctx.link_info(iface);
+        if let (Some(conn), Some(info)) = (
+            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
+            info,
+        ) {
             for (plan, id) in self.p.pipes.iter().zip(&self.live) {
                 if let (true, Some(id)) = (plan.iface == iface, id) {
                     conn.set_link_info(now, *id, &info);
@@ -324,7 +398,10 @@ impl Agent for R2cpReceiverAgent {
     }
 
     fn on_corrupted(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if let (Some(conn), Ok(d)) = (self.conn.as_mut(), Data::decode(&packet.payload)) {
+        if let (Some(conn), Ok(d)) = (
+            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
+            Data::decode(&packet.payload),
+        ) {
             for (plan, id) in self.p.pipes.iter().zip(&self.live) {
                 if let (true, Some(id)) = (plan.iface == iface, id) {
                     conn.note_corrupted(*id, d.seq);
@@ -332,116 +409,5 @@ impl Agent for R2cpReceiverAgent {
             }
         }
         self.after_call(ctx);
-    }
-}
-
-struct R2cpServerAgent {
-    flow: FlowIdx,
-    iface: IfaceIdx,
-    local_port: u16,
-    /// Answers requests for no connection held here (the stateless handshake, resets).
-    acceptor: RcpAcceptor,
-    /// This host's address-validation key, drawn on first use.
-    key: Option<TokenKey>,
-    /// One unchanged RCP sender per pipe that reached this server.
-    conns: HashMap<ConnId, (RcpSender, SockAddr)>,
-    resets: ResetLimiter,
-}
-
-impl R2cpServerAgent {
-    fn flush(&mut self, id: ConnId, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        if ctx.local_addr(self.iface).is_none() {
-            return;
-        }
-        loop {
-            let mut buf = ctx.buffer();
-            let Some((conn, peer)) = self.conns.get_mut(&id) else {
-                ctx.give_back(buf);
-                return;
-            };
-            let peer = *peer;
-            if conn.poll_transmit(now, &mut buf).is_none() {
-                ctx.give_back(buf);
-                return;
-            }
-            super::send_counted(ctx, (self.flow, self.iface, self.local_port), peer, buf);
-        }
-    }
-}
-
-impl Agent for R2cpServerAgent {
-    fn start(&mut self, _ctx: &mut dyn NetCtx) {}
-
-    fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        let Ok(r) = Request::decode(&packet.payload) else {
-            return;
-        };
-        let id = r.conn_id;
-        match self.conns.get_mut(&id) {
-            Some((c, peer)) => {
-                let _ = c.handle_datagram(now, &packet.payload);
-                *peer = packet.src;
-            }
-            None => {
-                // As the RCP sender host: a stateless SYN+ACK with a token, a reset within
-                // the budget, or — for a request echoing a valid token — the connection
-                // (docs/HANDSHAKE-RCP.md).
-                let key = self
-                    .key
-                    .get_or_insert_with(|| crate::rng::token_key(ctx.rng()));
-                let mut buf = ctx.buffer();
-                match self
-                    .acceptor
-                    .on_unknown(now, key, &packet.src, &packet.payload, &mut buf)
-                {
-                    Unknown::Reply { len } => {
-                        buf.truncate(len);
-                        super::send_counted(
-                            ctx,
-                            (self.flow, self.iface, self.local_port),
-                            packet.src,
-                            buf,
-                        );
-                        return;
-                    }
-                    Unknown::Reset { len } if self.resets.allow(now) => {
-                        buf.truncate(len);
-                        super::send_counted(
-                            ctx,
-                            (self.flow, self.iface, self.local_port),
-                            packet.src,
-                            buf,
-                        );
-                        return;
-                    }
-                    Unknown::Reset { .. } | Unknown::Drop => {
-                        ctx.give_back(buf);
-                        return;
-                    }
-                    Unknown::Accept(c) => {
-                        ctx.give_back(buf);
-                        self.conns.insert(id, (c, packet.src));
-                    }
-                }
-            }
-        }
-        self.flush(id, ctx);
-    }
-
-    fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        for (c, _) in self.conns.values_mut() {
-            c.handle_timeout(now);
-        }
-        self.conns.retain(|_, (c, _)| !c.is_expired());
-    }
-
-    fn next_timer(&self) -> Option<Time> {
-        self.conns
-            .values()
-            .filter_map(|(c, _)| c.poll_timeout())
-            .min()
     }
 }
