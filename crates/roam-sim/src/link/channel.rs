@@ -50,10 +50,19 @@ pub(crate) struct Channel {
     cap_since: Time,
 }
 
+/// Nanoseconds to serialise `wire` bytes at `rate` bits/s (rounded down).
 fn tx_nanos(rate: u64, wire: u32) -> u64 {
-    // wire ≤ 2^32, so wire · 8e9 fits in u128 comfortably; rate ≥ 1.
-    let ns = u128::from(wire) * 8_000_000_000 / u128::from(rate.max(1));
-    u64::try_from(ns).unwrap_or(u64::MAX)
+    let rate = rate.max(1);
+    // Any datagram (wire < 2.3 GB) fits in 64 bits, whose division is several times cheaper
+    // than the 128-bit one; the quotient is the same.
+    match u64::from(wire).checked_mul(8_000_000_000) {
+        Some(bits_ns) => bits_ns / rate,
+        // wire ≤ 2^32, so wire · 8e9 fits in u128 comfortably.
+        None => {
+            let ns = u128::from(wire) * 8_000_000_000 / u128::from(rate);
+            u64::try_from(ns).unwrap_or(u64::MAX)
+        }
+    }
 }
 
 impl Channel {
@@ -225,6 +234,16 @@ mod tests {
             },
             wire,
         }
+    }
+
+    #[test]
+    fn transmission_time_is_exact_for_any_size() {
+        assert_eq!(tx_nanos(10_000_000, 1040), 832_000);
+        assert_eq!(tx_nanos(3, 1), 2_666_666_666);
+        assert_eq!(tx_nanos(0, 1), 8_000_000_000);
+        // Beyond 64 bits: the 128-bit path.
+        assert_eq!(tx_nanos(8_000_000_000, u32::MAX), u64::from(u32::MAX));
+        assert_eq!(tx_nanos(1, u32::MAX), u64::MAX);
     }
 
     #[test]
