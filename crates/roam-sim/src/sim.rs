@@ -127,18 +127,21 @@ impl Net {
         let wire =
             u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
         let now = self.now;
+        let d = &mut self.dirs[dir as usize];
+        if let Some(done) = d.chan.start_if_idle(now, wire) {
+            self.depart(dir, Queued { pkt, wire }, done);
+            return;
+        }
         // A queued packet is out of reach once offered: summarise it first when tracing.
         let queued = self
             .trace
             .as_ref()
             .and_then(|t| t.record(now, dir, PacketFate::Queued, &pkt));
-        let d = &mut self.dirs[dir as usize];
         let offer = d.chan.offer(now, Queued { pkt, wire });
         if let (Offer::Queued { .. }, Some(t), Some(r)) = (&offer, self.trace.as_mut(), queued) {
             t.records.push(r);
         }
         match offer {
-            Offer::Start { done, item } => self.depart(dir, item, done),
             Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
             Offer::Queued { wake: None } => {}
             Offer::Dropped(item) => {

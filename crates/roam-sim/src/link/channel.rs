@@ -25,11 +25,9 @@ enum Server {
     Trace(TraceCursor),
 }
 
-/// What became of an offered packet.
+/// What became of a packet offered to the queue.
 #[derive(Debug)]
 pub(crate) enum Offer {
-    /// The transmitter was idle: the packet is on the wire and fully sent at `done`.
-    Start { done: Time, item: Queued },
     /// The packet waits; if `wake` is set, the caller must call [`Channel::wake`] then.
     Queued { wake: Option<Time> },
     /// The queue was full (drop-tail); the packet is handed back.
@@ -97,15 +95,25 @@ impl Channel {
         }
     }
 
-    /// Offers a packet at `now`.
-    pub(crate) fn offer(&mut self, now: Time, item: Queued) -> Offer {
-        if let Server::Rate(rate) = self.server {
-            if self.queue.is_empty() && self.busy_until <= now {
-                let done = now + std::time::Duration::from_nanos(tx_nanos(rate, item.wire));
-                self.busy_until = done;
-                return Offer::Start { done, item };
-            }
+    /// A packet of `wire` bytes arrives at `now`: if the transmitter is rate-driven, idle and
+    /// nothing waits, it takes the packet at once and this returns when it is fully sent;
+    /// otherwise the packet must be [`Channel::offer`]ed to the queue. (Two steps, so that the
+    /// common case does not move the packet in and out of the channel.)
+    #[inline]
+    pub(crate) fn start_if_idle(&mut self, now: Time, wire: u32) -> Option<Time> {
+        let Server::Rate(rate) = self.server else {
+            return None;
+        };
+        if !self.queue.is_empty() || self.busy_until > now {
+            return None;
         }
+        let done = now + std::time::Duration::from_nanos(tx_nanos(rate, wire));
+        self.busy_until = done;
+        Some(done)
+    }
+
+    /// Offers a packet at `now` to the queue ([`Channel::start_if_idle`] said no).
+    pub(crate) fn offer(&mut self, now: Time, item: Queued) -> Offer {
         if self.full(item.wire) {
             return Offer::Dropped(item);
         }
@@ -250,10 +258,8 @@ mod tests {
     fn idle_rate_transmitter_starts_at_once_and_queue_tail_drops() {
         let mut ch = Channel::with_rate(8_000_000, QueueLimit::Packets(1));
         let t0 = Time::ZERO;
-        match ch.offer(t0, item(1000)) {
-            Offer::Start { done, .. } => assert_eq!(done, Time::from_millis(1)),
-            other => panic!("{other:?}"),
-        }
+        assert_eq!(ch.start_if_idle(t0, 1000), Some(Time::from_millis(1)));
+        assert_eq!(ch.start_if_idle(t0, 1000), None, "busy");
         assert!(matches!(
             ch.offer(t0, item(1000)),
             Offer::Queued {
