@@ -442,8 +442,8 @@ impl<'s> Runner<'s> {
                     }
                 }
                 EventKind::TxReady(d) => self.net.tx_ready(d),
-                EventKind::Arrive { dir, slot } => {
-                    let call = match self.net.arrive(dir, slot) {
+                EventKind::Arrive(slot) => {
+                    let call = match self.net.arrive(slot) {
                         Arrival::Deliver(a, iface, pkt) => Some((a, Call::Packet(iface, pkt))),
                         Arrival::Corrupted(a, iface, pkt) => Some((a, Call::Corrupted(iface, pkt))),
                         Arrival::None => None,

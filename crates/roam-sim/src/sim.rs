@@ -56,7 +56,8 @@ pub(crate) struct Net {
     pub dirs: Vec<LinkDir>,
     pub nodes: Vec<NodeRt>,
     pub routing: Routing,
-    inflight: Vec<Option<Packet>>,
+    /// Packets on the wire: (link direction, packet), by the slot an `Arrive` event names.
+    inflight: Vec<Option<(u32, Packet)>>,
     free: Vec<u32>,
     departures: Vec<(Queued, Time)>,
     pub counters: Vec<FlowCounters>,
@@ -126,18 +127,21 @@ impl Net {
         let wire =
             u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
         let now = self.now;
+        let d = &mut self.dirs[dir as usize];
+        if let Some(done) = d.chan.start_if_idle(now, wire) {
+            self.depart(dir, Queued { pkt, wire }, done);
+            return;
+        }
         // A queued packet is out of reach once offered: summarise it first when tracing.
         let queued = self
             .trace
             .as_ref()
             .and_then(|t| t.record(now, dir, PacketFate::Queued, &pkt));
-        let d = &mut self.dirs[dir as usize];
         let offer = d.chan.offer(now, Queued { pkt, wire });
         if let (Offer::Queued { .. }, Some(t), Some(r)) = (&offer, self.trace.as_mut(), queued) {
             t.records.push(r);
         }
         match offer {
-            Offer::Start { done, item } => self.depart(dir, item, done),
             Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
             Offer::Queued { wake: None } => {}
             Offer::Dropped(item) => {
@@ -187,30 +191,30 @@ impl Net {
                 &item.pkt,
             );
             let copy = item.pkt.clone();
-            let slot = self.store(copy);
-            self.events.push(arrive, EventKind::Arrive { dir, slot });
+            let slot = self.store(dir, copy);
+            self.events.push(arrive, EventKind::Arrive(slot));
         }
-        let slot = self.store(item.pkt);
-        self.events.push(arrive, EventKind::Arrive { dir, slot });
+        let slot = self.store(dir, item.pkt);
+        self.events.push(arrive, EventKind::Arrive(slot));
     }
 
-    fn store(&mut self, pkt: Packet) -> u32 {
+    fn store(&mut self, dir: u32, pkt: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.inflight[i as usize] = Some(pkt);
+                self.inflight[i as usize] = Some((dir, pkt));
                 i
             }
             None => {
-                self.inflight.push(Some(pkt));
+                self.inflight.push(Some((dir, pkt)));
                 (self.inflight.len() - 1) as u32
             }
         }
     }
 
-    /// A packet reaches the far end of `dir`. Routers forward it; for a host, returns the agent
-    /// to hand it to.
-    pub(crate) fn arrive(&mut self, dir: u32, slot: u32) -> Arrival {
-        let Some(pkt) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
+    /// The packet in in-flight `slot` reaches the far end of its link direction. Routers
+    /// forward it; for a host, returns the agent to hand it to.
+    pub(crate) fn arrive(&mut self, slot: u32) -> Arrival {
+        let Some((dir, pkt)) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
             return Arrival::None;
         };
         self.free.push(slot);

@@ -45,8 +45,10 @@ pub(crate) struct Impairments {
     pub duplicate: f64,
     /// Upper bound (ns) of the order-preserving uniform extra delay (`jitter`).
     pub jitter: u64,
-    loss_rng: ChaCha8Rng,
-    depart_rng: ChaCha8Rng,
+    // Boxed: a generator is about 300 bytes and most directions never draw, so the fields
+    // read for every packet stay on a few cache lines (docs/SCALE.md).
+    loss_rng: Box<ChaCha8Rng>,
+    depart_rng: Box<ChaCha8Rng>,
 }
 
 impl Impairments {
@@ -59,13 +61,14 @@ impl Impairments {
             reorder: None,
             duplicate: 0.0,
             jitter: 0,
-            loss_rng,
-            depart_rng,
+            loss_rng: Box::new(loss_rng),
+            depart_rng: Box::new(depart_rng),
         }
     }
 
     /// Whether a packet arriving now is lost, and why. Draws random numbers only for non-zero
     /// probabilities, so a lossless direction consumes none.
+    #[inline]
     pub(crate) fn arrival_drop(&mut self) -> Option<DropCause> {
         if !self.up || self.blackout_depth > 0 {
             return Some(DropCause::Outage);
@@ -93,6 +96,7 @@ impl Impairments {
     /// For a departing packet: extra delay (ns) that may reorder it, the order-preserving
     /// jitter (ns; the caller keeps it behind the previous packet), and whether to send a
     /// duplicate. Draws random numbers only for the impairments that are configured.
+    #[inline]
     pub(crate) fn on_depart(&mut self) -> Departure {
         let jitter = if self.jitter > 0 {
             self.depart_rng.gen_range(0..=self.jitter)
