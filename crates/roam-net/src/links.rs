@@ -1,7 +1,7 @@
-//! Link facts per local address (`--link ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01`): what the
-//! user knows about the hop behind each of the host's addresses, handed to every connection
-//! opened on that address through the engines' `set_link_info` (`docs/RUNTIME.md`, "Link
-//! facts").
+//! Link facts per local address (`--link ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01`, or a file of
+//! such lines given with `--links FILE`): what the user knows about the hop behind each of the
+//! host's addresses, handed to every connection opened on that address through the engines'
+//! `set_link_info` (`docs/RUNTIME.md`, "Link facts").
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -73,6 +73,22 @@ impl LinkTable {
             }
         }
         self.insert(addr, info);
+        Ok(())
+    }
+
+    /// Parses a link-facts file and adds its entries: one `ADDR:key=value,…` entry per line,
+    /// in the syntax of [`LinkTable::parse_entry`]; blank lines and text after `#` are
+    /// ignored; a later entry for the same address replaces an earlier one. The error names
+    /// the first bad line (1-based).
+    pub fn parse_file(&mut self, text: &str) -> Result<(), String> {
+        for (i, line) in text.lines().enumerate() {
+            let entry = line.split('#').next().unwrap_or("").trim();
+            if entry.is_empty() {
+                continue;
+            }
+            self.parse_entry(entry)
+                .map_err(|why| format!("line {}: {why}", i + 1))?;
+        }
         Ok(())
     }
 }
@@ -148,6 +164,30 @@ mod tests {
         assert!(!i.wireless);
         assert_eq!((i.bandwidth_bps, i.handoffs), (1_000_000_000, 3));
         assert_eq!(t.get("10.0.0.3".parse().unwrap()), None);
+    }
+
+    #[test]
+    fn a_file_holds_one_entry_per_line_with_comments() {
+        let mut t = LinkTable::new();
+        t.parse_file(
+            "# the phone's two radios\n\n10.0.0.2:pw=0.01,dw=20ms # WLAN\n  10.0.0.3:bw=2Mbps\n10.0.0.2:per=0.1\n",
+        )
+        .unwrap();
+        let wlan = t.get("10.0.0.2".parse().unwrap()).unwrap();
+        assert_eq!(
+            (wlan.loss_prob, wlan.per),
+            (0.0, 0.1),
+            "the later line replaces"
+        );
+        assert_eq!(
+            t.get("10.0.0.3".parse().unwrap()).unwrap().bandwidth_bps,
+            2_000_000
+        );
+        let err = LinkTable::new()
+            .parse_file("10.0.0.2:pw=0.1\n\n10.0.0.3:pw=2\n")
+            .unwrap_err();
+        assert!(err.starts_with("line 3: "), "{err}");
+        assert!(LinkTable::new().parse_file("").is_ok());
     }
 
     #[test]

@@ -172,4 +172,39 @@ fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
         .unwrap();
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--link: pw=2"));
+
+    // The same facts from a file; a bad line and a missing file are usage errors.
+    let facts = dir.path().join("links.conf");
+    std::fs::write(
+        &facts,
+        "# loopback as a lossy WLAN\n127.0.0.1:pw=0.01,dw=20ms\n",
+    )
+    .unwrap();
+    let o = Command::new(ROAM)
+        .args(["get", "f", "--server", &served.addr, "--via", "127.0.0.1"])
+        .arg("--links")
+        .arg(&facts)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(&out).unwrap() == bytes, "content differs");
+    std::fs::write(&facts, "127.0.0.1:pw=0.01\n127.0.0.1:bw=fast\n").unwrap();
+    for file in [facts.clone(), dir.path().join("absent.conf")] {
+        let o = Command::new(ROAM)
+            .args(["get", "f", "--server", &served.addr, "--links"])
+            .arg(&file)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--links")
+                && (err.contains("line 2: bw=fast") || err.contains("cannot read")),
+            "{err}"
+        );
+    }
 }

@@ -108,6 +108,10 @@ pub struct GetArgs {
     /// over TCP.
     #[arg(long, value_name = "ADDR:FACTS")]
     pub link: Vec<String>,
+    /// A file of link facts: one ADDR:FACTS entry per line as for --link, `#` comments;
+    /// --link entries override the file's for the same address.
+    #[arg(long, value_name = "FILE")]
+    pub links: Option<PathBuf>,
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -153,7 +157,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
     plan.cc = cc;
     plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
-    plan.links = super::serve::link_table(&args.link)?;
+    plan.links = super::serve::link_table(args.links.as_deref(), &args.link)?;
     let bar = progress_bar(args.quiet);
     let rt = super::serve::runtime()?;
     let show = |p: &roam_net::Progress| {

@@ -1,7 +1,7 @@
 //! `roam serve`: serve a directory over real UDP until interrupted.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use roam_net::{LocalSpec, Server};
@@ -34,6 +34,10 @@ pub struct ServeArgs {
     /// `wired` for a wired hop); handed to the TCP-like connections accepted on that address.
     #[arg(long, value_name = "ADDR:FACTS")]
     pub link: Vec<String>,
+    /// A file of link facts: one ADDR:FACTS entry per line as for --link, `#` comments;
+    /// --link entries override the file's for the same address.
+    #[arg(long, value_name = "FILE")]
+    pub links: Option<PathBuf>,
     /// Output format of the startup line.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -45,7 +49,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     rt.block_on(async {
         let locals: Vec<LocalSpec> = args.listen.iter().copied().map(LocalSpec::addr).collect();
         let mut server = Server::bind(&args.dir, &locals)?;
-        server.set_links(link_table(&args.link)?);
+        server.set_links(link_table(args.links.as_deref(), &args.link)?);
         let bound: Vec<String> = (0..locals.len())
             .filter_map(|i| server.local_addr(i))
             .map(|a| a.to_string())
@@ -66,9 +70,17 @@ pub fn run(args: &ServeArgs) -> Result<()> {
     })
 }
 
-/// The `--link` entries as a table; a malformed one is a usage error.
-pub fn link_table(entries: &[String]) -> Result<roam_net::LinkTable> {
+/// The link facts of `--links FILE` (if given) and then the `--link` entries, which replace
+/// the file's for the same address; a missing file or a malformed entry is a usage error.
+pub fn link_table(file: Option<&Path>, entries: &[String]) -> Result<roam_net::LinkTable> {
     let mut t = roam_net::LinkTable::new();
+    if let Some(path) = file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::Usage(format!("--links {}: cannot read: {e}", path.display()))
+        })?;
+        t.parse_file(&text)
+            .map_err(|why| CliError::Usage(format!("--links {}: {why}", path.display())))?;
+    }
     for e in entries {
         t.parse_entry(e)
             .map_err(|why| CliError::Usage(format!("--link: {why}")))?;
