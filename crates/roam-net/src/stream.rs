@@ -165,7 +165,7 @@ impl Listener {
             locals: (0..driver.locals()).map(|i| driver.local_addr(i)).collect(),
             wake: driver.waker(),
         };
-        tokio::spawn(run(driver, HashMap::new(), Some(AcceptQueue { tx }), false));
+        tokio::spawn(run(driver, HashMap::new(), Some(AcceptQueue { tx })));
         Ok(listener)
     }
 
@@ -224,9 +224,9 @@ impl Stream {
 
     /// Opens a stream to `server` (a [`Listener`]) from `config.local`, with its own socket
     /// and task. Fails with an [`io::Error`] ([`NetError::Io`]) of kind `TimedOut` when the
-    /// handshake does not complete within `config.connect_timeout`, `ConnectionRefused` when
-    /// the socket reports that nothing listens there, `ConnectionReset` when the server
-    /// resets it. Must be called inside a tokio runtime.
+    /// handshake does not complete within `config.connect_timeout` (nothing listening there
+    /// looks the same: the engine hears nothing, the socket reports no ICMP error),
+    /// `ConnectionReset` when the server resets it. Must be called inside a tokio runtime.
     pub async fn connect(server: SocketAddr, config: StreamConfig) -> Result<Stream, NetError> {
         let local = config.local.clone().unwrap_or_else(|| {
             let any: SocketAddr = if server.is_ipv4() {
@@ -254,7 +254,7 @@ impl Stream {
             .map_err(|e| NetError::Config(e.to_string()))?;
         let state = StreamState::shared(false);
         let stream = Stream::new(state.clone(), driver.waker(), server, driver.local_addr(0));
-        tokio::spawn(run(driver, HashMap::from([(h, state)]), None, true));
+        tokio::spawn(run(driver, HashMap::from([(h, state)]), None));
         let handshake = std::future::poll_fn(|cx| {
             let mut s = lock(&stream.state);
             if let Some(e) = s.io_error() {

@@ -185,14 +185,11 @@ pub(crate) struct AcceptQueue {
 }
 
 /// Runs `driver` until every stream's connection is gone and, for a listener, the
-/// [`crate::stream::Listener`] was dropped. `client` marks a task of one connecting stream:
-/// a "connection refused" its socket reports (ICMP port unreachable) fails a stream still
-/// connecting at once.
+/// [`crate::stream::Listener`] was dropped.
 pub(crate) async fn run<P>(
     mut driver: Driver<P>,
     mut slots: HashMap<Handle, Arc<Mutex<StreamState>>>,
     accept: Option<AcceptQueue>,
-    client: bool,
 ) where
     P: Acceptor<Connection = tcp::Connection>,
 {
@@ -246,7 +243,6 @@ pub(crate) async fn run<P>(
                 }
             }
         }
-        let refused = client && driver.local_error(0) == Some(io::ErrorKind::ConnectionRefused);
         handles.clear();
         handles.extend(slots.keys().copied());
         for h in &handles {
@@ -254,15 +250,7 @@ pub(crate) async fn run<P>(
             else {
                 continue;
             };
-            let mut s = lock(state);
-            if refused && !s.connected {
-                c.abort();
-                s.fail(
-                    io::ErrorKind::ConnectionRefused,
-                    "connection refused (nothing listens there)",
-                );
-            }
-            sync(c, &mut s);
+            sync(c, &mut lock(state));
         }
         let listening = accept.as_ref().is_some_and(|q| !q.tx.is_closed());
         if slots.is_empty() && !listening {
