@@ -260,3 +260,26 @@ async fn a_connection_beyond_the_backlog_is_reset_and_reads_fail_cleanly() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_silent_peer_ends_the_stream_with_timed_out_after_the_idle_timeout() {
+    bounded(async {
+        let (mut listener, addr) = listen();
+        let mut config = StreamConfig::default();
+        config.endpoint.idle_timeout = Some(Duration::from_millis(500));
+        let mut s = Stream::connect(addr, config).await.unwrap();
+        // The server accepts and then says nothing.
+        let held = listener.accept().await.unwrap();
+        let started = tokio::time::Instant::now();
+        let mut buf = [0u8; 8];
+        let e = s.read(&mut buf).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut, "{e}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{e}");
+        assert_eq!(
+            s.write_all(b"x").await.unwrap_err().kind(),
+            std::io::ErrorKind::TimedOut
+        );
+        drop(held);
+    })
+    .await;
+}
