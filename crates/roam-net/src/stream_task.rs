@@ -231,7 +231,8 @@ pub(crate) async fn run<P>(
                     let mut s = lock(&state);
                     sync(&mut conn, &mut s);
                     s.gone = true;
-                    if reason == RemoveReason::Expired {
+                    let finished = s.eof && s.closed;
+                    if reason == RemoveReason::Expired && !finished {
                         s.fail(io::ErrorKind::TimedOut, "nothing heard from the peer");
                     } else if !s.eof {
                         s.fail(
