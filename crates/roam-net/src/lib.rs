@@ -10,6 +10,10 @@
 //!   digest, continuing from another local address or server when one stops answering; with
 //!   more than one local address or server over R²CP, one pipe per (address, server) pair,
 //!   pipes removed and added while the transfer runs.
+//! - [`stream`]: byte streams over the TCP-like engine for applications: a
+//!   [`Listener`](stream::Listener) accepts, [`Stream::connect`](stream::Stream::connect)
+//!   opens, a [`Stream`](stream::Stream) is tokio's `AsyncRead` + `AsyncWrite` with
+//!   progress snapshots ([`StreamStats`](stream::StreamStats)); tested example there.
 //!
 //! Design and status: `docs/RUNTIME.md`.
 //!
@@ -54,6 +58,8 @@ mod r2cp_fetch;
 mod serve;
 mod socket;
 pub mod store;
+pub mod stream;
+mod stream_task;
 mod tcp_fetch;
 pub mod tcp_request;
 
