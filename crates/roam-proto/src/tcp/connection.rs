@@ -12,7 +12,7 @@ use roam_wire::{
 
 use super::cookie::Negotiated;
 use super::receiver::Receiver;
-use super::sender::{AckMarks, Sender, SenderStats, TxSegment};
+use super::sender::{earliest, AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
 use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
@@ -605,25 +605,18 @@ impl Connection {
 
     /// When [`Connection::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut consider = |d: Option<Time>| {
-            if let Some(d) = d {
-                t = Some(t.map_or(d, |t| t.min(d)));
-            }
-        };
         match self.state {
-            State::SynSent => consider(self.syn_deadline),
-            State::Closed => {}
-            State::TimeWait => consider(self.time_wait_deadline),
+            State::SynSent => self.syn_deadline,
+            State::Closed => None,
+            State::TimeWait => self.time_wait_deadline,
             _ => {
-                consider(self.sender.deadline());
-                consider(self.receiver.deadline());
-                if self.nothing_outstanding() {
-                    consider(self.unconfirmed.map(|u| u.deadline));
+                let t = earliest(self.sender.deadline(), self.receiver.deadline());
+                match self.unconfirmed {
+                    Some(u) if self.nothing_outstanding() => earliest(t, Some(u.deadline)),
+                    _ => t,
                 }
             }
         }
-        t
     }
 
     /// The sequence number of a segment without payload: SND.NXT, except at a client that has
