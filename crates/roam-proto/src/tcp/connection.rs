@@ -380,6 +380,13 @@ impl Connection {
         self.receiver.read(out, max)
     }
 
+    /// As [`Connection::read`], but hands up to `max` readable bytes to `f` where the
+    /// connection holds them (one or two slices, in stream order) instead of copying them: a
+    /// reader that only inspects the bytes saves a copy. Returns how many were consumed.
+    pub fn read_with(&mut self, max: usize, f: impl FnMut(&[u8])) -> usize {
+        self.receiver.read_with(max, f)
+    }
+
     /// Closes the sending direction after all written data (a FIN follows the data).
     pub fn close(&mut self) {
         match self.state {
