@@ -12,7 +12,7 @@ use roam_wire::{
 
 use super::cookie::Negotiated;
 use super::receiver::Receiver;
-use super::sender::{AckMarks, Sender, SenderStats, TxSegment};
+use super::sender::{earliest, AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
 use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
@@ -380,6 +380,13 @@ impl Connection {
         self.receiver.read(out, max)
     }
 
+    /// As [`Connection::read`], but hands up to `max` readable bytes to `f` where the
+    /// connection holds them (one or two slices, in stream order) instead of copying them: a
+    /// reader that only inspects the bytes saves a copy. Returns how many were consumed.
+    pub fn read_with(&mut self, max: usize, f: impl FnMut(&[u8])) -> usize {
+        self.receiver.read_with(max, f)
+    }
+
     /// Closes the sending direction after all written data (a FIN follows the data).
     pub fn close(&mut self) {
         match self.state {
@@ -605,25 +612,18 @@ impl Connection {
 
     /// When [`Connection::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let mut t: Option<Time> = None;
-        let mut consider = |d: Option<Time>| {
-            if let Some(d) = d {
-                t = Some(t.map_or(d, |t| t.min(d)));
-            }
-        };
         match self.state {
-            State::SynSent => consider(self.syn_deadline),
-            State::Closed => {}
-            State::TimeWait => consider(self.time_wait_deadline),
+            State::SynSent => self.syn_deadline,
+            State::Closed => None,
+            State::TimeWait => self.time_wait_deadline,
             _ => {
-                consider(self.sender.deadline());
-                consider(self.receiver.deadline());
-                if self.nothing_outstanding() {
-                    consider(self.unconfirmed.map(|u| u.deadline));
+                let t = earliest(self.sender.deadline(), self.receiver.deadline());
+                match self.unconfirmed {
+                    Some(u) if self.nothing_outstanding() => earliest(t, Some(u.deadline)),
+                    _ => t,
                 }
             }
         }
-        t
     }
 
     /// The sequence number of a segment without payload: SND.NXT, except at a client that has

@@ -119,15 +119,19 @@ impl Reassembly {
         !self.ooo.is_empty()
     }
 
-    /// Moves up to `max` readable bytes into `out`.
-    pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+    /// Hands up to `max` readable bytes to `f` where they lie (one or two slices, in stream
+    /// order, never empty), then drops them from the queue; returns how many.
+    pub fn read_with(&mut self, max: usize, mut f: impl FnMut(&[u8])) -> usize {
         let n = max.min(self.ready.len());
+        if n == 0 {
+            return 0;
+        }
         let (a, b) = self.ready.as_slices();
         if n <= a.len() {
-            out.extend_from_slice(&a[..n]);
+            f(&a[..n]);
         } else {
-            out.extend_from_slice(a);
-            out.extend_from_slice(&b[..n - a.len()]);
+            f(a);
+            f(&b[..n - a.len()]);
         }
         self.ready.drain(..n);
         n
@@ -318,7 +322,7 @@ mod tests {
         r.sack_blocks(&mut o);
         assert_eq!(o.sack_blocks(), &[SackBlock { start: 40, end: 50 }]);
         let mut out = Vec::new();
-        assert_eq!(r.read(&mut out, 100), 35);
+        assert_eq!(r.read_with(100, |b| out.extend_from_slice(b)), 35);
         assert_eq!(&out[10..20], &[1; 10]);
         assert_eq!(r.insert(5, &[9; 5]), Arrival::Duplicate);
     }
@@ -365,8 +369,35 @@ mod tests {
         );
         assert_eq!(r.pieces(), 0);
         let mut out = Vec::new();
-        assert_eq!(r.read(&mut out, usize::MAX), 9000);
+        assert_eq!(r.read_with(usize::MAX, |b| out.extend_from_slice(b)), 9000);
         assert_eq!(out, segment(0, 9000));
+    }
+
+    /// Bytes handed in place come in stream order, also when the queue's ring wraps (two
+    /// slices), only as many as asked, and each once.
+    #[test]
+    fn bytes_read_in_place_keep_their_order_across_the_ring_wrap() {
+        let mut r = Reassembly::new(0, 1000, 10);
+        assert_eq!(
+            r.insert(0, &segment(0, 1000)),
+            Arrival::InOrder { filled_hole: false }
+        );
+        let mut out = Vec::new();
+        assert_eq!(r.read_with(700, |b| out.extend_from_slice(b)), 700);
+        // The next 600 bytes wrap around the end of the 1000-byte ring.
+        r.insert(1000, &segment(1000, 600));
+        let mut slices = 0;
+        assert_eq!(
+            r.read_with(800, |b| {
+                slices += 1;
+                out.extend_from_slice(b);
+            }),
+            800
+        );
+        assert_eq!(slices, 2);
+        assert_eq!(r.read_with(usize::MAX, |b| out.extend_from_slice(b)), 100);
+        assert_eq!(out, segment(0, 1600));
+        assert_eq!(r.read_with(usize::MAX, |_| panic!("nothing left")), 0);
     }
 
     #[test]

@@ -266,8 +266,14 @@ impl Receiver {
 
     /// Moves up to `max` readable bytes into `out`; may schedule a window update.
     pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
+        self.read_with(max, |bytes| out.extend_from_slice(bytes))
+    }
+
+    /// As [`Receiver::read`], but hands the bytes to `f` where they lie (one or two slices,
+    /// in stream order) instead of copying them out.
+    pub fn read_with(&mut self, max: usize, f: impl FnMut(&[u8])) -> usize {
         let before = self.window();
-        let n = self.reasm.read(out, max);
+        let n = self.reasm.read_with(max, f);
         self.bytes_delivered += n as u64;
         let after = self.window();
         // Window update when the window grows by two segments or half the buffer

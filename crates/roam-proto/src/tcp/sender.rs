@@ -603,15 +603,25 @@ impl Sender {
 
     /// The earliest timer deadline.
     pub fn deadline(&self) -> Option<Time> {
-        let probe = self.probe.as_ref().and_then(ProbeCycle::deadline);
-        let pacing = self
-            .initial_pacing
-            .as_ref()
-            .and_then(InitialPacing::deadline);
-        [self.rto_deadline, self.persist_deadline, probe, pacing]
-            .into_iter()
-            .flatten()
-            .min()
+        // Plain comparisons: the host asks after every transmission, and an iterator over an
+        // array of options compiled to stack copies and reloads (docs/SCALE.md).
+        let mut t = earliest(self.rto_deadline, self.persist_deadline);
+        if let Some(p) = &self.probe {
+            t = earliest(t, p.deadline());
+        }
+        if let Some(p) = &self.initial_pacing {
+            t = earliest(t, p.deadline());
+        }
+        t
+    }
+}
+
+/// The earlier of two optional deadlines (a missing one never wins).
+#[inline]
+pub(super) fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
