@@ -23,6 +23,7 @@ mod host_reads;
 mod pipe;
 mod reassembly;
 mod receiver;
+mod request_wire;
 mod reset_limit;
 mod sender;
 pub mod stp;
@@ -36,8 +37,8 @@ pub use config::RcpConfig;
 pub use host_reads::ReadRequest;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::{RecvBuffer, DEFAULT_MAX_PIECES, PIECE_OVERHEAD};
-pub(crate) use receiver::TokenEcho;
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
+pub(crate) use request_wire::{echo_rtt, ControlDue, ControlTimer, RequestWire};
 pub use reset_limit::ResetLimiter;
 pub use sender::{
     reset_for, ObjectStore, RcpSender, SenderStats, TxState, MAX_QUEUED_PULLS, UNBOUNDED,
