@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{ConnId, Data, Flags, UNKNOWN_LENGTH};
+use roam_wire::{ConnId, Data, Flags};
 
 use super::flow::{BufferCharge, Reservations};
 use super::policy::{TokenBucket, TokenPolicy};
@@ -17,8 +17,9 @@ use super::slot::{Out, PipeState, Slot};
 use super::{PipeId, PipeRole, PipeSpec, R2cpError, R2cpEvent, Removal, Scheme};
 use crate::endpoint::{EndpointConnection, Outgoing, PathId};
 use crate::linkinfo::LinkInfo;
-use crate::rcp::{echo_rtt, ControlDue, ControlTimer, RcpConfig, ReceiverPipe, RecvBuffer};
-use crate::rtt::RttEstimator;
+use crate::rcp::{
+    echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RcpConfig, RecvBuffer,
+};
 use crate::Time;
 
 /// Why a pipe is deleted.
@@ -160,21 +161,9 @@ impl R2cpReceiver {
         {
             return Err(R2cpError::DuplicatePipe(spec.id));
         }
-        let c = &self.config;
-        let rtt = RttEstimator::new(
-            Duration::from_millis(c.initial_rto_ms),
-            Duration::from_millis(c.min_rto_ms),
-            Duration::from_millis(c.max_rto_ms),
-        );
-        let pipe = ReceiverPipe::new(
-            spec.cc.build(self.mss, c.initial_window),
-            rtt,
-            c.dup_thresh,
-            c.eln,
-            u64::from(c.max_window_segments) * self.mss,
-            0,
-        );
-        let rto = Duration::from_millis(c.initial_rto_ms);
+        // Local sequence space from 0 (§4.2).
+        let pipe = pipe_for(&self.config, spec.cc, 0);
+        let rto = Duration::from_millis(self.config.initial_rto_ms);
         let mut slot = Slot::new(spec, pipe, self.buf.rcv_nxt(), now, rto);
         if self.eof {
             slot.close(now);
@@ -313,39 +302,33 @@ impl R2cpReceiver {
             self.fail(now, i);
             return Ok(());
         }
-        match self.slots[i].state {
-            PipeState::Connecting => {
-                if !d.flags.contains(Flags::SYN | Flags::ACK) {
-                    return Ok(());
-                }
-                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+        let phase = match self.slots[i].state {
+            PipeState::Connecting => Phase::Handshake,
+            PipeState::Established => Phase::Open,
+            PipeState::Closing => Phase::Closing,
+        };
+        // The RCP receiver's handshake and teardown rules, per pipe.
+        match self.slots[i].wire.classify(phase, &d) {
+            Arrival::Ignored => return Ok(()),
+            Arrival::SynAck { token, object_len } => {
                 if let Some(len) = object_len {
                     self.clip_range(len);
                 }
-                self.slots[i].on_established(now, d.token);
+                self.slots[i].on_established(now, token);
                 self.events.push_back(R2cpEvent::PipeUp(self.slots[i].id()));
                 if !self.connected {
                     self.connected = true;
                     self.events.push_back(R2cpEvent::Connected { object_len });
                 }
             }
-            PipeState::Established => {
-                if d.flags.contains(Flags::SYN) {
-                    self.slots[i].wire.ack_pending = true;
-                    return Ok(());
-                }
-                // Only a sender that opened the connection sends anything but SYN+ACK.
-                self.slots[i].wire.token.on_accepted();
+            Arrival::Fin => {
+                let id = self.slots[i].id();
+                self.slots.remove(i);
+                self.events.push_back(R2cpEvent::PipeClosed(id));
+                self.check_closed();
+                return Ok(());
             }
-            PipeState::Closing => {
-                if d.flags.contains(Flags::FIN) {
-                    let id = self.slots[i].id();
-                    self.slots.remove(i);
-                    self.events.push_back(R2cpEvent::PipeClosed(id));
-                    self.check_closed();
-                    return Ok(());
-                }
-            }
+            Arrival::Data => {}
         }
         self.slots[i].wire.on_data(&d);
         if !d.payload.is_empty() {

@@ -1,7 +1,10 @@
 //! The RCP receiver connection: handshake, request generation (cumulative and pull modes),
 //! resequencing, receiver flow control, persist mode, teardown, freeze/thaw
 //! (rcp-r2cp.txt §3.2–3.3). Congestion control and loss detection live in its
-//! [`ReceiverPipe`].
+//! [`ReceiverPipe`]; the wire state (handshake rules, token echo, SYN/FIN retransmission, REQ
+//! header, recent pulls) is the `RequestWire` (`request_wire.rs`) every R²CP pipe keeps too.
+//! What differs from an R²CP pipe is what it requests: new data in cumulative mode (§3.3.1),
+//! where R²CP always pulls (§4.2).
 //!
 //! Driving contract (sans-IO, as the TCP engine): feed datagrams to
 //! [`RcpReceiver::handle_datagram`], call [`RcpReceiver::poll_transmit`] until `None` (requests
@@ -14,17 +17,15 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{
-    ConnId, Data, Flags, PullBlock, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS,
-    UNKNOWN_LENGTH,
-};
+use roam_wire::{ConnId, Data, Flags, PullBlock, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS};
 
 use super::pipe::ReceiverPipe;
 use super::reassembly::{RecvBuffer, PIECE_OVERHEAD};
-use super::request_wire::{echo_rtt, ControlDue, ControlTimer, RequestWire};
+use super::request_wire::{
+    echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RequestWire,
+};
 use super::{RcpCc, RcpConfig, RcpEvent};
 use crate::linkinfo::LinkInfo;
-use crate::rtt::RttEstimator;
 use crate::Time;
 
 /// Connection state of a receiver.
@@ -139,20 +140,7 @@ impl RcpReceiver {
         if end < start {
             return Err("range: end before start".into());
         }
-        let rtt = RttEstimator::new(
-            Duration::from_millis(config.initial_rto_ms),
-            Duration::from_millis(config.min_rto_ms),
-            Duration::from_millis(config.max_rto_ms),
-        );
-        let max_window = u64::from(config.max_window_segments) * mss;
-        let pipe = ReceiverPipe::new(
-            cc.build(mss, config.initial_window),
-            rtt,
-            config.dup_thresh,
-            config.eln,
-            max_window,
-            start,
-        );
+        let pipe = pipe_for(&config, cc, start);
         let status_interval = (config.status_interval_ms > 0)
             .then(|| Duration::from_millis(config.status_interval_ms));
         let max_units = max_units(&config);
@@ -336,34 +324,27 @@ impl RcpReceiver {
             self.close(RcpEvent::Reset);
             return Ok(());
         }
-        match self.state {
+        let phase = match self.state {
             RxState::Closed => return Ok(()),
-            RxState::SynSent => {
-                if !d.flags.contains(Flags::SYN | Flags::ACK) {
-                    return Ok(());
-                }
-                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+            RxState::SynSent => Phase::Handshake,
+            RxState::Established => Phase::Open,
+            RxState::Closing => Phase::Closing,
+        };
+        match self.wire.classify(phase, &d) {
+            Arrival::Ignored => return Ok(()),
+            Arrival::SynAck { token, object_len } => {
                 if let Some(len) = object_len {
                     self.range_end = self.range_end.min(len);
                 }
                 self.state = RxState::Established;
-                self.wire.on_syn_ack(d.token);
+                self.wire.on_syn_ack(token);
                 self.events.push_back(RcpEvent::Connected { object_len });
             }
-            RxState::Established | RxState::Closing => {
-                if d.flags.contains(Flags::SYN) {
-                    // Our ACK was lost: the next request carries it again.
-                    self.wire.ack_pending = true;
-                    return Ok(());
-                }
-                // Only a sender that accepted the connection sends anything but SYN+ACK: the
-                // token has done its work.
-                self.wire.token.on_accepted();
-                if d.flags.contains(Flags::FIN) && self.state == RxState::Closing {
-                    self.close(RcpEvent::Closed);
-                    return Ok(());
-                }
+            Arrival::Fin => {
+                self.close(RcpEvent::Closed);
+                return Ok(());
             }
+            Arrival::Data => {}
         }
         if self.wire.on_data(&d) {
             self.persist = ControlTimer::default();

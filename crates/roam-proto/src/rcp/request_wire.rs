@@ -8,9 +8,33 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use roam_wire::{ConnId, Data, Flags, PullBlock, Request, RequestMode, Token, MAX_REQUEST_BLOCKS};
+use roam_wire::{
+    ConnId, Data, Flags, PullBlock, Request, RequestMode, Token, MAX_REQUEST_BLOCKS, UNKNOWN_LENGTH,
+};
 
+use super::{RcpCc, RcpConfig, ReceiverPipe};
+use crate::rtt::RttEstimator;
 use crate::Time;
+
+/// A receiver pipe as `config` asks for: its controller, RTT estimator (initial, minimum and
+/// maximum RTO), duplicate threshold, ELN and window cap, with local offsets from `start`.
+/// The RCP receiver builds one; R²CP one per (interface, server) pair (§4.2).
+pub(crate) fn pipe_for(config: &RcpConfig, cc: RcpCc, start: u64) -> ReceiverPipe {
+    let mss = u64::from(config.mss);
+    let rtt = RttEstimator::new(
+        Duration::from_millis(config.initial_rto_ms),
+        Duration::from_millis(config.min_rto_ms),
+        Duration::from_millis(config.max_rto_ms),
+    );
+    ReceiverPipe::new(
+        cc.build(mss, config.initial_window),
+        rtt,
+        config.dup_thresh,
+        config.eln,
+        u64::from(config.max_window_segments) * mss,
+        start,
+    )
+}
 
 /// REQs a pulled block rides in (its own and the next three, §3.3.1).
 const PULL_RIDES: u8 = 4;
@@ -156,6 +180,39 @@ impl PullLog {
     }
 }
 
+/// Where a receiver connection is, as far as a datagram from its sender is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// SYN sent, waiting for the SYN+ACK.
+    Handshake,
+    /// Requesting data.
+    Open,
+    /// FIN sent, waiting for the FIN+ACK.
+    Closing,
+}
+
+/// What a datagram (not a reset: the engines handle RST themselves) means to the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    /// Nothing more to do with it (not the SYN+ACK awaited, or a repeated SYN+ACK: the
+    /// handshake's ACK was lost and the next REQ carries it again).
+    Ignored,
+    /// The SYN+ACK: the connection is open; the sender's token (echoed until it opens the
+    /// connection) and the object length it reported, if bounded. The caller opens the
+    /// connection with [`RequestWire::on_syn_ack`] and goes on as for [`Arrival::Data`].
+    SynAck {
+        /// The sender's address-validation token.
+        token: Option<Token>,
+        /// The object's length, if the sender knows it.
+        object_len: Option<u64>,
+    },
+    /// The FIN+ACK answering our FIN: the connection is closed.
+    Fin,
+    /// DATA or a window update of the open connection: take its timestamp and window
+    /// ([`RequestWire::on_data`]), then its payload.
+    Data,
+}
+
 /// One receiver connection's wire state towards its sender: what an RCP receiver and each
 /// R²CP pipe keep alike.
 #[derive(Debug, Clone)]
@@ -196,6 +253,32 @@ impl RequestWire {
         self.token.on_syn_ack(token);
         self.control = ControlTimer::default();
         self.ack_pending = true;
+    }
+
+    /// What a datagram from the sender means in `phase` (§3.3.2's handshake and teardown, as
+    /// TCP's; docs/HANDSHAKE-RCP.md for the token).
+    pub fn classify(&mut self, phase: Phase, d: &Data<'_>) -> Arrival {
+        if phase == Phase::Handshake {
+            if !d.flags.contains(Flags::SYN | Flags::ACK) {
+                return Arrival::Ignored;
+            }
+            return Arrival::SynAck {
+                token: d.token,
+                object_len: d.object_len.filter(|&l| l != UNKNOWN_LENGTH),
+            };
+        }
+        if d.flags.contains(Flags::SYN) {
+            // Our ACK was lost: the next request carries it again.
+            self.ack_pending = true;
+            return Arrival::Ignored;
+        }
+        // Only a sender that accepted the connection sends anything but SYN+ACK: the token
+        // has done its work.
+        self.token.on_accepted();
+        if phase == Phase::Closing && d.flags.contains(Flags::FIN) {
+            return Arrival::Fin;
+        }
+        Arrival::Data
     }
 
     /// Takes a DATA's timestamp and window; true if the window grew.
@@ -275,6 +358,57 @@ mod tests {
         assert_eq!(t.on_timeout(at, base, 2), ControlDue::Resend);
         assert_eq!(t.at, Some(at + base * 4));
         assert_eq!(t.on_timeout(at + base * 4, base, 2), ControlDue::GiveUp);
+    }
+
+    fn datagram(flags: Flags) -> Data<'static> {
+        Data {
+            conn_id: ConnId(7),
+            flags,
+            seq: 0,
+            window: 0,
+            object_len: Some(UNKNOWN_LENGTH),
+            ts_val: 1,
+            ts_ecr: 0,
+            pull_id: 0,
+            token: Some(Token([3; roam_wire::TOKEN_LEN])),
+            payload: &[],
+        }
+    }
+
+    #[test]
+    fn classify_follows_the_handshake_and_teardown() {
+        let mut w = RequestWire::new(ConnId(7), 0, Time::ZERO, Duration::from_secs(1));
+        let syn_ack = datagram(Flags::SYN | Flags::ACK);
+        // Waiting for the SYN+ACK, anything else is ignored.
+        let data = datagram(Flags::ACK);
+        assert_eq!(w.classify(Phase::Handshake, &data), Arrival::Ignored);
+        let Arrival::SynAck { token, object_len } = w.classify(Phase::Handshake, &syn_ack) else {
+            panic!("the SYN+ACK opens the connection");
+        };
+        assert_eq!(object_len, None, "an unknown length is no length");
+        w.on_syn_ack(token);
+        assert!(w.ack_pending && w.control.at.is_none());
+        // The token rides on every REQ until the first datagram that is not a SYN+ACK.
+        let object = b"obj";
+        let mut req = w.request(Time::ZERO, 0, 0);
+        w.finish_after_syn(&mut req, object);
+        assert!(req.token.is_some() && !w.ack_pending);
+        // A repeated SYN+ACK (our ACK was lost) re-arms the ACK, in closing too.
+        for phase in [Phase::Open, Phase::Closing] {
+            assert_eq!(w.classify(phase, &syn_ack), Arrival::Ignored);
+            assert!(w.ack_pending);
+            w.ack_pending = false;
+        }
+        let mut req = w.request(Time::ZERO, 0, 0);
+        w.token.apply(&mut req, object);
+        assert!(req.token.is_some(), "a SYN+ACK does not end the echo");
+        let fin = datagram(Flags::FIN | Flags::ACK);
+        assert_eq!(w.classify(Phase::Open, &fin), Arrival::Data);
+        let mut req = w.request(Time::ZERO, 0, 0);
+        w.token.apply(&mut req, object);
+        assert!(req.token.is_none() && req.object.is_empty());
+        assert_eq!(w.classify(Phase::Closing, &fin), Arrival::Fin);
+        assert_eq!(w.classify(Phase::Closing, &data), Arrival::Data);
     }
 
     #[test]
