@@ -7,18 +7,19 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{ConnId, Data, Flags, UNKNOWN_LENGTH};
+use roam_wire::{ConnId, Data, Flags};
 
 use super::flow::{BufferCharge, Reservations};
 use super::policy::{TokenBucket, TokenPolicy};
 use super::ranges::RangeSet;
 use super::rank::{skip_bytes, PipeRate};
-use super::slot::{ControlTimer, PipeState, Slot};
+use super::slot::{Out, PipeState, Slot};
 use super::{PipeId, PipeRole, PipeSpec, R2cpError, R2cpEvent, Removal, Scheme};
 use crate::endpoint::{EndpointConnection, Outgoing, PathId};
 use crate::linkinfo::LinkInfo;
-use crate::rcp::{RcpConfig, ReceiverPipe, RecvBuffer};
-use crate::rtt::RttEstimator;
+use crate::rcp::{
+    echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RcpConfig, RecvBuffer,
+};
 use crate::Time;
 
 /// Why a pipe is deleted.
@@ -160,21 +161,9 @@ impl R2cpReceiver {
         {
             return Err(R2cpError::DuplicatePipe(spec.id));
         }
-        let c = &self.config;
-        let rtt = RttEstimator::new(
-            Duration::from_millis(c.initial_rto_ms),
-            Duration::from_millis(c.min_rto_ms),
-            Duration::from_millis(c.max_rto_ms),
-        );
-        let pipe = ReceiverPipe::new(
-            spec.cc.build(self.mss, c.initial_window),
-            rtt,
-            c.dup_thresh,
-            c.eln,
-            u64::from(c.max_window_segments) * self.mss,
-            0,
-        );
-        let rto = Duration::from_millis(c.initial_rto_ms);
+        // Local sequence space from 0 (§4.2).
+        let pipe = pipe_for(&self.config, spec.cc, 0);
+        let rto = Duration::from_millis(self.config.initial_rto_ms);
         let mut slot = Slot::new(spec, pipe, self.buf.rcv_nxt(), now, rto);
         if self.eof {
             slot.close(now);
@@ -313,43 +302,35 @@ impl R2cpReceiver {
             self.fail(now, i);
             return Ok(());
         }
-        match self.slots[i].state {
-            PipeState::Connecting => {
-                if !d.flags.contains(Flags::SYN | Flags::ACK) {
-                    return Ok(());
-                }
-                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+        let phase = match self.slots[i].state {
+            PipeState::Connecting => Phase::Handshake,
+            PipeState::Established => Phase::Open,
+            PipeState::Closing => Phase::Closing,
+        };
+        // The RCP receiver's handshake and teardown rules, per pipe.
+        match self.slots[i].wire.classify(phase, &d) {
+            Arrival::Ignored => return Ok(()),
+            Arrival::SynAck { token, object_len } => {
                 if let Some(len) = object_len {
                     self.clip_range(len);
                 }
-                self.slots[i].on_established(now, d.token);
+                self.slots[i].on_established(now, token);
                 self.events.push_back(R2cpEvent::PipeUp(self.slots[i].id()));
                 if !self.connected {
                     self.connected = true;
                     self.events.push_back(R2cpEvent::Connected { object_len });
                 }
             }
-            PipeState::Established => {
-                if d.flags.contains(Flags::SYN) {
-                    self.slots[i].ack_pending = true;
-                    return Ok(());
-                }
-                // Only a sender that opened the connection sends anything but SYN+ACK.
-                self.slots[i].token.on_accepted();
+            Arrival::Fin => {
+                let id = self.slots[i].id();
+                self.slots.remove(i);
+                self.events.push_back(R2cpEvent::PipeClosed(id));
+                self.check_closed();
+                return Ok(());
             }
-            PipeState::Closing => {
-                if d.flags.contains(Flags::FIN) {
-                    let id = self.slots[i].id();
-                    self.slots.remove(i);
-                    self.events.push_back(R2cpEvent::PipeClosed(id));
-                    self.check_closed();
-                    return Ok(());
-                }
-            }
+            Arrival::Data => {}
         }
-        let slot = &mut self.slots[i];
-        slot.ts_recent = d.ts_val;
-        slot.snd_wnd = slot.snd_wnd.max(d.window);
+        self.slots[i].wire.on_data(&d);
         if !d.payload.is_empty() {
             self.on_payload(now, i, &d);
         }
@@ -370,11 +351,7 @@ impl R2cpReceiver {
 
     fn on_payload(&mut self, now: Time, i: usize, d: &Data<'_>) {
         self.stats.data_received += 1;
-        let rtt = (d.ts_ecr != 0).then(|| {
-            let now_us = (now.as_micros() as u32).max(1);
-            Duration::from_micros(u64::from(now_us.wrapping_sub(d.ts_ecr)))
-        });
-        let rtt = rtt.filter(|r| *r < Duration::from_secs(120));
+        let rtt = echo_rtt(now, d.ts_ecr);
         let slot = &mut self.slots[i];
         // Back from global to local (§4.2).
         let bound = slot.binding.local(d.seq).and_then(|l| {
@@ -499,7 +476,7 @@ impl R2cpReceiver {
             }
         };
         for s in &self.slots {
-            min(s.control.at);
+            min(s.wire.control.at);
             if s.state == PipeState::Established {
                 min(s.pipe.poll_timeout());
             }
@@ -524,23 +501,26 @@ impl R2cpReceiver {
         let mut i = 0;
         while i < self.slots.len() {
             let s = &mut self.slots[i];
-            if s.control.at.is_some_and(|t| t <= now) {
-                s.control.tries += 1;
-                if s.control.tries > self.config.max_syn_retries {
+            let base = match s.state {
+                PipeState::Connecting => Duration::from_millis(self.config.initial_rto_ms),
+                _ => s.pipe.rtt().rto(),
+            };
+            match s
+                .wire
+                .control
+                .on_timeout(now, base, self.config.max_syn_retries)
+            {
+                ControlDue::No => {}
+                ControlDue::GiveUp => {
                     // No answer to the SYN (or FIN): the pipe is gone.
                     self.fail(now, i);
                     continue;
                 }
-                let base = match s.state {
-                    PipeState::Connecting => Duration::from_millis(self.config.initial_rto_ms),
-                    _ => s.pipe.rtt().rto(),
-                };
-                s.control.at = Some(now + base * (1u32 << s.control.tries.min(6)));
-                match s.state {
-                    PipeState::Connecting => s.outgoing.push_back(super::slot::Out::Syn),
-                    PipeState::Closing => s.outgoing.push_back(super::slot::Out::Fin),
-                    PipeState::Established => s.control = ControlTimer::default(),
-                }
+                ControlDue::Resend => match s.state {
+                    PipeState::Connecting => s.outgoing.push_back(Out::Syn),
+                    PipeState::Closing => s.outgoing.push_back(Out::Fin),
+                    PipeState::Established => s.wire.control = ControlTimer::default(),
+                },
             }
             if s.state == PipeState::Established
                 && s.pipe.handle_timeout(now)
@@ -854,7 +834,7 @@ impl R2cpReceiver {
                 let Some((us, ue)) = self.choose_new(i) else {
                     continue;
                 };
-                if ue > self.slots[i].snd_wnd || !self.fits_buffer(i, us, ue) {
+                if ue > self.slots[i].wire.snd_wnd || !self.fits_buffer(i, us, ue) {
                     continue;
                 }
                 // A secondary visited before a primary with room leaves the tokens to it; the

@@ -5,7 +5,9 @@
 //! on DATA arrivals with the same controllers a TCP sender uses ([`crate::cc::CcKind`]) or the
 //! receiver-only RCP-STP ([`stp::Stp`]), detects and re-requests every hole, and controls
 //! the flow by reserving buffer per request. Its congestion state lives in one
-//! [`ReceiverPipe`], the unit R²CP will instantiate per (interface, server).
+//! [`ReceiverPipe`], the unit R²CP instantiates per (interface, server); its wire state
+//! (handshake, token echo, timers, recent pulls) is the same code every R²CP pipe keeps
+//! (`request_wire.rs`; `docs/R2CP.md`, "RCP as the one-pipe case").
 //!
 //! The sender ([`RcpSender`]) serves byte ranges of named objects from an [`ObjectStore`] and
 //! keeps no congestion state. A host opens senders through an [`RcpAcceptor`], which answers
@@ -23,6 +25,7 @@ mod host_reads;
 mod pipe;
 mod reassembly;
 mod receiver;
+mod request_wire;
 mod reset_limit;
 mod sender;
 pub mod stp;
@@ -36,8 +39,10 @@ pub use config::RcpConfig;
 pub use host_reads::ReadRequest;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::{RecvBuffer, DEFAULT_MAX_PIECES, PIECE_OVERHEAD};
-pub(crate) use receiver::TokenEcho;
 pub use receiver::{RcpReceiver, ReceiverStats, RxState};
+pub(crate) use request_wire::{
+    echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RequestWire,
+};
 pub use reset_limit::ResetLimiter;
 pub use sender::{
     reset_for, ObjectStore, RcpSender, SenderStats, TxState, MAX_QUEUED_PULLS, UNBOUNDED,

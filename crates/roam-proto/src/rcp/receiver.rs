@@ -1,7 +1,10 @@
 //! The RCP receiver connection: handshake, request generation (cumulative and pull modes),
 //! resequencing, receiver flow control, persist mode, teardown, freeze/thaw
 //! (rcp-r2cp.txt §3.2–3.3). Congestion control and loss detection live in its
-//! [`ReceiverPipe`].
+//! [`ReceiverPipe`]; the wire state (handshake rules, token echo, SYN/FIN retransmission, REQ
+//! header, recent pulls) is the `RequestWire` (`request_wire.rs`) every R²CP pipe keeps too.
+//! What differs from an R²CP pipe is what it requests: new data in cumulative mode (§3.3.1),
+//! where R²CP always pulls (§4.2).
 //!
 //! Driving contract (sans-IO, as the TCP engine): feed datagrams to
 //! [`RcpReceiver::handle_datagram`], call [`RcpReceiver::poll_transmit`] until `None` (requests
@@ -14,48 +17,16 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_wire::{
-    ConnId, Data, Flags, PullBlock, Request, RequestMode, Token, MAX_OBJECT_NAME,
-    MAX_REQUEST_BLOCKS, UNKNOWN_LENGTH,
-};
+use roam_wire::{ConnId, Data, Flags, PullBlock, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS};
 
 use super::pipe::ReceiverPipe;
 use super::reassembly::{RecvBuffer, PIECE_OVERHEAD};
+use super::request_wire::{
+    echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RequestWire,
+};
 use super::{RcpCc, RcpConfig, RcpEvent};
 use crate::linkinfo::LinkInfo;
-use crate::rtt::RttEstimator;
 use crate::Time;
-
-/// The receiver's half of the token handshake (docs/HANDSHAKE-RCP.md), shared by the RCP
-/// receiver and every R²CP pipe (an R²CP pipe is an RCP receiver connection to an unchanged
-/// sender): the sender's SYN+ACK carries an address-validation token and the sender keeps no
-/// state until a request echoes it, so every request after the SYN brings back the token and
-/// the object name until the first datagram that is not a SYN+ACK shows the sender has opened
-/// the connection.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct TokenEcho(Option<Token>);
-
-impl TokenEcho {
-    /// The SYN+ACK answering our SYN arrived, with `token`.
-    pub fn on_syn_ack(&mut self, token: Option<Token>) {
-        self.0 = token;
-    }
-
-    /// A datagram other than a SYN+ACK arrived: only an open sender sends one, so the token
-    /// has done its work.
-    pub fn on_accepted(&mut self) {
-        self.0 = None;
-    }
-
-    /// Adds the token and the object name to a request after the SYN, while the sender has not
-    /// opened the connection yet.
-    pub fn apply<'a>(&self, req: &mut Request<'a>, object: &'a [u8]) {
-        if let Some(t) = self.0 {
-            req.token = Some(t);
-            req.object = object;
-        }
-    }
-}
 
 /// Connection state of a receiver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,18 +68,10 @@ pub struct ReceiverStats {
     pub duplicates: u64,
 }
 
-/// Control timers (handshake/teardown retransmission and persist).
-#[derive(Debug, Clone, Copy, Default)]
-struct ControlTimer {
-    at: Option<Time>,
-    tries: u32,
-}
-
 /// The receiving end of an RCP connection. See the module docs.
 #[derive(Debug)]
 pub struct RcpReceiver {
     config: Arc<RcpConfig>,
-    conn_id: ConnId,
     object: Vec<u8>,
     state: RxState,
     pipe: ReceiverPipe,
@@ -120,19 +83,11 @@ pub struct RcpReceiver {
     max_units: usize,
     /// Cumulative request edge: every unit below it has been requested.
     req_edge: u64,
-    /// The sender's window: the highest offset it lets us request.
-    snd_wnd: u64,
-    /// The most recent pulls, newest first, with the number of REQs each has ridden in.
-    recent_pulls: VecDeque<(PullBlock, u8)>,
-    next_pull_id: u32,
-    ts_recent: u32,
+    /// The wire state every R²CP pipe keeps alike: connection id, sender's window and
+    /// timestamp, token handshake and SYN/FIN retransmission (`control`), recent pulls.
+    wire: RequestWire,
     outgoing: VecDeque<Outgoing>,
-    /// The next cumulative REQ carries ACK (the handshake's third step).
-    ack_pending: bool,
-    /// The sender's address-validation token from its SYN+ACK, echoed (with the object name)
-    /// in every request until DATA shows the sender has accepted the connection.
-    token: TokenEcho,
-    control: ControlTimer,
+    /// Window probing (§3.3.4).
     persist: ControlTimer,
     frozen: Option<FrozenControl>,
     events: VecDeque<RcpEvent>,
@@ -150,16 +105,9 @@ struct FrozenControl {
     status_left: Option<Duration>,
 }
 
-/// REQs a pulled block rides in (its own and the next three, §3.3.1).
-const PULL_RIDES: u8 = 4;
-
 /// Bytes of bookkeeping one outstanding unit costs at most (the pipe's map and lost-set
 /// entries).
 const UNIT_OVERHEAD: usize = 128;
-
-fn micros(now: Time) -> u32 {
-    now.as_micros() as u32
-}
 
 /// Most units a receiver keeps outstanding, and most out-of-order pieces its buffer holds:
 /// twice the segments its buffer holds, plus 64. A unit or piece costs about a hundred bytes
@@ -192,25 +140,11 @@ impl RcpReceiver {
         if end < start {
             return Err("range: end before start".into());
         }
-        let rtt = RttEstimator::new(
-            Duration::from_millis(config.initial_rto_ms),
-            Duration::from_millis(config.min_rto_ms),
-            Duration::from_millis(config.max_rto_ms),
-        );
-        let max_window = u64::from(config.max_window_segments) * mss;
-        let pipe = ReceiverPipe::new(
-            cc.build(mss, config.initial_window),
-            rtt,
-            config.dup_thresh,
-            config.eln,
-            max_window,
-            start,
-        );
+        let pipe = pipe_for(&config, cc, start);
         let status_interval = (config.status_interval_ms > 0)
             .then(|| Duration::from_millis(config.status_interval_ms));
         let max_units = max_units(&config);
         Ok(RcpReceiver {
-            conn_id,
             object: object.to_vec(),
             state: RxState::SynSent,
             pipe,
@@ -219,17 +153,13 @@ impl RcpReceiver {
             buf: RecvBuffer::with_max_pieces(start, max_units),
             max_units,
             req_edge: start,
-            snd_wnd: start,
-            recent_pulls: VecDeque::new(),
-            next_pull_id: 1,
-            ts_recent: 0,
+            wire: RequestWire::new(
+                conn_id,
+                start,
+                now,
+                Duration::from_millis(config.initial_rto_ms),
+            ),
             outgoing: VecDeque::from([Outgoing::Syn]),
-            ack_pending: false,
-            token: TokenEcho::default(),
-            control: ControlTimer {
-                at: Some(now + Duration::from_millis(config.initial_rto_ms)),
-                tries: 0,
-            },
             persist: ControlTimer::default(),
             frozen: None,
             events: VecDeque::new(),
@@ -253,7 +183,7 @@ impl RcpReceiver {
 
     /// The connection's identifier (every datagram of the connection carries it).
     pub fn conn_id(&self) -> ConnId {
-        self.conn_id
+        self.wire.conn_id
     }
 
     /// Counters.
@@ -278,7 +208,7 @@ impl RcpReceiver {
 
     /// The sender's advertised window (highest offset requestable).
     pub fn sender_window(&self) -> u64 {
-        self.snd_wnd
+        self.wire.snd_wnd
     }
 
     /// True while in persist mode (blocked by the sender's window, probing).
@@ -288,7 +218,7 @@ impl RcpReceiver {
 
     /// The three most recently pulled blocks, newest first.
     pub fn recent_pulls(&self) -> impl Iterator<Item = &PullBlock> {
-        self.recent_pulls.iter().map(|(b, _)| b)
+        self.wire.pulls.iter()
     }
 
     /// Next event for the application.
@@ -356,7 +286,7 @@ impl RcpReceiver {
         }
         let left = |t: Option<Time>| t.map(|t| t.saturating_since(now));
         self.frozen = Some(FrozenControl {
-            control_left: left(self.control.at.take()),
+            control_left: left(self.wire.control.at.take()),
             persist_left: left(self.persist.at.take()),
             status_left: left(self.next_status.take()),
         });
@@ -377,7 +307,7 @@ impl RcpReceiver {
         let Some(f) = self.frozen.take() else {
             return Vec::new();
         };
-        self.control.at = f.control_left.map(|d| now + d);
+        self.wire.control.at = f.control_left.map(|d| now + d);
         self.persist.at = f.persist_left.map(|d| now + d);
         self.next_status = f.status_left.map(|d| now + d);
         self.pipe.thaw(now)
@@ -387,47 +317,36 @@ impl RcpReceiver {
     /// (returned as an error for the host's statistics).
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
         let d = Data::decode(bytes).map_err(|e| e.to_string())?;
-        if d.conn_id != self.conn_id {
+        if d.conn_id != self.wire.conn_id {
             return Err("foreign connection id".into());
         }
         if d.flags.contains(Flags::RST) {
             self.close(RcpEvent::Reset);
             return Ok(());
         }
-        match self.state {
+        let phase = match self.state {
             RxState::Closed => return Ok(()),
-            RxState::SynSent => {
-                if !d.flags.contains(Flags::SYN | Flags::ACK) {
-                    return Ok(());
-                }
-                let object_len = d.object_len.filter(|&l| l != UNKNOWN_LENGTH);
+            RxState::SynSent => Phase::Handshake,
+            RxState::Established => Phase::Open,
+            RxState::Closing => Phase::Closing,
+        };
+        match self.wire.classify(phase, &d) {
+            Arrival::Ignored => return Ok(()),
+            Arrival::SynAck { token, object_len } => {
                 if let Some(len) = object_len {
                     self.range_end = self.range_end.min(len);
                 }
                 self.state = RxState::Established;
-                self.control = ControlTimer::default();
-                self.ack_pending = true;
-                self.token.on_syn_ack(d.token);
+                self.wire.on_syn_ack(token);
                 self.events.push_back(RcpEvent::Connected { object_len });
             }
-            RxState::Established | RxState::Closing => {
-                if d.flags.contains(Flags::SYN) {
-                    // Our ACK was lost: the next request carries it again.
-                    self.ack_pending = true;
-                    return Ok(());
-                }
-                // Only a sender that accepted the connection sends anything but SYN+ACK: the
-                // token has done its work.
-                self.token.on_accepted();
-                if d.flags.contains(Flags::FIN) && self.state == RxState::Closing {
-                    self.close(RcpEvent::Closed);
-                    return Ok(());
-                }
+            Arrival::Fin => {
+                self.close(RcpEvent::Closed);
+                return Ok(());
             }
+            Arrival::Data => {}
         }
-        self.ts_recent = d.ts_val;
-        if d.window > self.snd_wnd {
-            self.snd_wnd = d.window;
+        if self.wire.on_data(&d) {
             self.persist = ControlTimer::default();
         }
         if !d.payload.is_empty() {
@@ -439,9 +358,7 @@ impl RcpReceiver {
 
     fn on_payload(&mut self, now: Time, d: &Data<'_>) {
         self.stats.data_received += 1;
-        let rtt = (d.ts_ecr != 0)
-            .then(|| Duration::from_micros(u64::from(micros(now).wrapping_sub(d.ts_ecr))));
-        let rtt = rtt.filter(|r| *r < Duration::from_secs(120));
+        let rtt = echo_rtt(now, d.ts_ecr);
         if self.buf.has(d.seq, d.end()) && !self.pipe.is_outstanding(d.seq) {
             self.stats.duplicates += 1;
             return;
@@ -470,10 +387,7 @@ impl RcpReceiver {
             self.state = RxState::Closing;
             self.outgoing.clear();
             self.outgoing.push_back(Outgoing::Fin);
-            self.control = ControlTimer {
-                at: Some(now + self.pipe.rtt().rto()),
-                tries: 0,
-            };
+            self.wire.control = ControlTimer::armed(now, self.pipe.rtt().rto());
         }
     }
 
@@ -483,7 +397,7 @@ impl RcpReceiver {
             self.events.push_back(ev);
         }
         self.outgoing.clear();
-        self.control = ControlTimer::default();
+        self.wire.control = ControlTimer::default();
         self.persist = ControlTimer::default();
     }
 
@@ -496,10 +410,15 @@ impl RcpReceiver {
             RxState::Established => self.pipe.poll_timeout(),
             _ => None,
         };
-        [pipe, self.control.at, self.persist.at, self.next_status]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            pipe,
+            self.wire.control.at,
+            self.persist.at,
+            self.next_status,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Runs due timers.
@@ -507,9 +426,17 @@ impl RcpReceiver {
         if self.frozen.is_some() {
             return;
         }
-        if self.control.at.is_some_and(|t| t <= now) {
-            self.control.tries += 1;
-            if self.control.tries > self.config.max_syn_retries {
+        let base = match self.state {
+            RxState::SynSent => Duration::from_millis(self.config.initial_rto_ms),
+            _ => self.pipe.rtt().rto(),
+        };
+        match self
+            .wire
+            .control
+            .on_timeout(now, base, self.config.max_syn_retries)
+        {
+            ControlDue::No => {}
+            ControlDue::GiveUp => {
                 let ev = if self.state == RxState::SynSent {
                     RcpEvent::Failed
                 } else {
@@ -518,17 +445,11 @@ impl RcpReceiver {
                 self.close(ev);
                 return;
             }
-            let backoff = 1u32 << self.control.tries.min(6);
-            let base = match self.state {
-                RxState::SynSent => Duration::from_millis(self.config.initial_rto_ms),
-                _ => self.pipe.rtt().rto(),
-            };
-            self.control.at = Some(now + base * backoff);
-            match self.state {
+            ControlDue::Resend => match self.state {
                 RxState::SynSent => self.outgoing.push_back(Outgoing::Syn),
                 RxState::Closing => self.outgoing.push_back(Outgoing::Fin),
-                _ => self.control.at = None,
-            }
+                _ => self.wire.control.at = None,
+            },
         }
         if self.persist.at.is_some_and(|t| t <= now) {
             // §3.3.4: probe the sender for request permission, backing off like TCP's persist.
@@ -576,19 +497,15 @@ impl RcpReceiver {
                 continue;
             }
             self.pipe.on_requested(now, s, e);
-            let block = PullBlock {
-                id: self.next_pull_id,
-                start: s,
-                end: e,
-            };
-            self.next_pull_id = self.next_pull_id.wrapping_add(1).max(1);
-            self.recent_pulls.push_front((block, 0));
-            self.recent_pulls.truncate(MAX_REQUEST_BLOCKS);
-            let (blocks, n) = self.blocks();
+            // The pull rides in its own REQ with the most recent ones (a snapshot now: the
+            // REQ is sent later in this poll_transmit, after the pulls queued before it).
+            let block = self.wire.pulls.block(s, e);
+            self.wire.pulls.push(block);
+            let (blocks, n) = self.wire.pulls.recent();
             self.outgoing.push_back(Outgoing::Pull(blocks, n));
         }
         // New data in cumulative mode, within the window, the sender's window and the buffer.
-        let limit = self.range_end.min(self.snd_wnd);
+        let limit = self.range_end.min(self.wire.snd_wnd);
         let buffer_end = self
             .buf
             .read_point()
@@ -609,11 +526,11 @@ impl RcpReceiver {
             .outgoing
             .iter()
             .any(|o| matches!(o, Outgoing::Cumulative));
-        if (self.req_edge > before || self.ack_pending) && !queued {
+        if (self.req_edge > before || self.wire.ack_pending) && !queued {
             self.outgoing.push_back(Outgoing::Cumulative);
         }
         // Persist mode: blocked by the sender's window with nothing outstanding (§3.3.4).
-        let blocked = self.req_edge >= self.snd_wnd && self.req_edge < self.range_end;
+        let blocked = self.req_edge >= self.wire.snd_wnd && self.req_edge < self.range_end;
         if blocked && self.pipe.outstanding_units() == 0 {
             if self.persist.at.is_none() {
                 self.persist = ControlTimer {
@@ -626,14 +543,6 @@ impl RcpReceiver {
         }
     }
 
-    fn blocks(&self) -> ([PullBlock; MAX_REQUEST_BLOCKS], u8) {
-        let mut blocks = [PullBlock::default(); MAX_REQUEST_BLOCKS];
-        for (b, (x, _)) in blocks.iter_mut().zip(&self.recent_pulls) {
-            *b = *x;
-        }
-        (blocks, self.recent_pulls.len() as u8)
-    }
-
     /// Writes the next request into `buf` (cleared first); returns its length, or `None`.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<usize> {
         if self.frozen.is_some() {
@@ -641,30 +550,15 @@ impl RcpReceiver {
         }
         self.make_requests(now);
         let out = self.outgoing.pop_front()?;
-        let (recent, nrecent) = self.blocks();
+        // Cumulative mode (§3.3.1): every REQ names the request edge and DEQ, the bytes
+        // requested past RCV.NXT, and carries the recent pulls.
         let deq = self.req_edge.saturating_sub(self.buf.rcv_nxt());
-        let mut req = Request {
-            conn_id: self.conn_id,
-            flags: Flags::default(),
-            mode: RequestMode::default(),
-            req: self.req_edge,
-            deq: u32::try_from(deq).unwrap_or(u32::MAX),
-            ts_val: micros(now).max(1),
-            ts_ecr: self.ts_recent,
-            nblocks: nrecent,
-            blocks: recent,
-            object: &[],
-            token: None,
-        };
+        let mut req = self
+            .wire
+            .request(now, self.req_edge, u32::try_from(deq).unwrap_or(u32::MAX));
+        (req.blocks, req.nblocks) = self.wire.pulls.recent();
         match out {
-            Outgoing::Syn => {
-                req.flags = Flags::SYN;
-                // A SYN carries the requested range start in `req` and our segment size in
-                // `deq` (docs/RCP.md, "Wire format").
-                req.deq = self.mss as u32;
-                req.nblocks = 0;
-                req.object = &self.object;
-            }
+            Outgoing::Syn => RequestWire::make_syn(&mut req, &self.object, self.mss),
             Outgoing::Cumulative => {}
             Outgoing::Pull(blocks, n) => {
                 req.mode = RequestMode::PULL;
@@ -676,22 +570,11 @@ impl RcpReceiver {
             Outgoing::Fin => req.flags = Flags::FIN | Flags::ACK,
         }
         if !matches!(out, Outgoing::Syn) {
-            // As in TCP, every segment after the SYN carries ACK; the first one completes the
-            // handshake (§3.3.2).
-            req.flags.insert(Flags::ACK);
-            self.ack_pending = false;
-            // Until the sender accepts the connection it holds nothing: the request brings
-            // back its token and the object name (docs/HANDSHAKE-RCP.md).
-            self.token.apply(&mut req, &self.object);
+            self.wire.finish_after_syn(&mut req, &self.object);
         }
         // §3.3.1: a pull rides in its own REQ and the next three ("at least four REQs"), then
         // is dropped, so REQs are back to their fixed size once no pull is recent.
-        for b in req.blocks() {
-            if let Some(r) = self.recent_pulls.iter_mut().find(|(x, _)| x.id == b.id) {
-                r.1 = r.1.saturating_add(1);
-            }
-        }
-        self.recent_pulls.retain(|(_, rides)| *rides < PULL_RIDES);
+        self.wire.pulls.rode(req.blocks());
         buf.clear();
         req.encode(buf);
         self.stats.requests_sent += 1;
