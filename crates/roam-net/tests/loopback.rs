@@ -2,41 +2,20 @@
 //! of its server, and hostile datagrams at a server corrupt nothing. Every loop is bounded by
 //! a timeout far above what it needs; nothing asserts on speed.
 
-use std::net::SocketAddr;
-use std::path::Path;
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_net::{fetch, fetch_tcp, Driver, FetchPlan, LocalSpec, NetConn, NetError, Server};
+use roam_net::{fetch, fetch_tcp, Driver, FetchPlan, LocalSpec, NetConn, Server};
 use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
 use roam_wire::ConnId;
+use support::{loopback, pattern, serve};
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
-
-fn loopback() -> SocketAddr {
-    "127.0.0.1:0".parse().unwrap()
-}
-
-fn serve(dir: &Path) -> (SocketAddr, tokio::task::JoinHandle<Result<(), NetError>>) {
-    let server = Server::bind(dir, &[LocalSpec::addr(loopback())]).unwrap();
-    let addr = server.local_addr(0).unwrap();
-    (addr, tokio::spawn(server.run()))
-}
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_multi_megabyte_file_arrives_intact_over_rcp() {

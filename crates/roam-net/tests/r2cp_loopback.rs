@@ -5,37 +5,16 @@
 //! Local addresses 127.0.0.1 and 127.0.0.2 (Linux routes all of 127/8 to `lo`). Every loop is
 //! bounded by a timeout far above what it needs; nothing asserts on speed.
 
-use std::net::SocketAddr;
-use std::path::Path;
+mod support;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_net::{fetch, FetchPlan, FetchReport, LocalSpec, NetError, Server};
+use roam_net::{fetch, FetchPlan, FetchReport};
+use support::{local, pattern, serve};
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
-
-fn local(ip: &str) -> SocketAddr {
-    format!("{ip}:0").parse().unwrap()
-}
-
-fn serve(dir: &Path) -> (SocketAddr, tokio::task::JoinHandle<Result<(), NetError>>) {
-    let server = Server::bind(dir, &[LocalSpec::addr(local("127.0.0.1"))]).unwrap();
-    let addr = server.local_addr(0).unwrap();
-    (addr, tokio::spawn(server.run()))
-}
 
 /// Bytes each pair delivered add up to the object: nothing counted twice, nothing lost.
 fn assert_accounted(report: &FetchReport, len: usize) {

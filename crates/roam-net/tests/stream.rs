@@ -2,27 +2,18 @@
 //! half-close, a connect to nothing, two streams on one listener. Every test is bounded by a
 //! timeout far above what it needs; nothing asserts on speed.
 
+mod support;
+
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use roam_net::stream::{Listener, Stream, StreamConfig};
 use roam_net::{LocalSpec, NetError};
+use support::pattern;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761) | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
 
 fn listen() -> (Listener, SocketAddr) {
     let local = LocalSpec::addr("127.0.0.1:0".parse().unwrap());
