@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use roam_proto::source::ByteSource;
 
+use crate::agent::{FlowIdx, NetCtx};
+
 /// Pattern period: a prime, so misplaced segments of any usual size are detected.
 const PERIOD: usize = 65_521;
 
@@ -75,6 +77,28 @@ pub fn mismatches(offset: u64, data: &[u8]) -> u64 {
         off += chunk.len() as u64;
     }
     bad
+}
+
+/// The sink half of the receiver agents: takes every in-order byte a receiver has (`read`
+/// appends them to `buf` and returns their stream offset and count; 0 when there are none),
+/// checks them against the pattern and counts them for `flow`.
+pub fn deliver_checked(
+    ctx: &mut dyn NetCtx,
+    flow: FlowIdx,
+    buf: &mut Vec<u8>,
+    mut read: impl FnMut(&mut Vec<u8>) -> (u64, usize),
+) {
+    loop {
+        buf.clear();
+        let (offset, n) = read(buf);
+        if n == 0 {
+            break;
+        }
+        let bad = mismatches(offset, buf);
+        let c = ctx.counters(flow);
+        c.bytes_delivered += n as u64;
+        c.integrity_errors += bad;
+    }
 }
 
 #[cfg(test)]

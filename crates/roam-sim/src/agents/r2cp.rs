@@ -248,18 +248,9 @@ impl R2cpReceiverAgent {
         }
         // (None once the endpoint removed it: the event below says so.)
         if let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
-            loop {
-                self.read_buf.clear();
-                let offset = conn.read_point();
-                let n = conn.read(&mut self.read_buf, 1 << 20);
-                if n == 0 {
-                    break;
-                }
-                let bad = pattern::mismatches(offset, &self.read_buf);
-                let c = ctx.counters(flow);
-                c.bytes_delivered += n as u64;
-                c.integrity_errors += bad;
-            }
+            pattern::deliver_checked(ctx, flow, &mut self.read_buf, |buf| {
+                (conn.read_point(), conn.read(buf, 1 << 20))
+            });
             while let Some(ev) = conn.poll_event() {
                 match ev {
                     R2cpEvent::Eof => {
