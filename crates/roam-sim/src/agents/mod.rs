@@ -12,16 +12,16 @@ pub mod udp;
 use crate::agent::{FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 
 /// Sends `payload` from `iface`, `port` to `dst`, counted as one of `flow`'s datagrams; the
-/// buffer goes back to the simulator when the interface has no address.
+/// buffer goes back to the simulator when the interface has no address. True if it was sent.
 pub(crate) fn send_counted(
     ctx: &mut dyn NetCtx,
     (flow, iface, port): (FlowIdx, IfaceIdx, u16),
     dst: SockAddr,
     payload: Vec<u8>,
-) {
+) -> bool {
     let Some(addr) = ctx.local_addr(iface) else {
         ctx.give_back(payload);
-        return;
+        return false;
     };
     let c = ctx.counters(flow);
     c.datagrams_sent += 1;
@@ -35,4 +35,5 @@ pub(crate) fn send_counted(
             flow: Some(flow),
         },
     );
+    true
 }

@@ -275,26 +275,8 @@ impl R2cpReceiverAgent {
                 ctx.give_back(buf);
                 break;
             };
-            let Some(src) = ctx.local_addr(t.local) else {
-                ctx.give_back(buf);
-                continue;
-            };
             buf.truncate(t.len);
-            let c = ctx.counters(flow);
-            c.datagrams_sent += 1;
-            c.transport_bytes_sent += t.len as u64;
-            ctx.send(
-                t.local,
-                Packet {
-                    src: SockAddr {
-                        addr: src,
-                        port: self.p.local_port,
-                    },
-                    dst: t.remote,
-                    payload: buf,
-                    flow: Some(flow),
-                },
-            );
+            super::send_counted(ctx, (flow, t.local, self.p.local_port), t.remote, buf);
         }
         while let Some(ev) = self.endpoint.poll_event() {
             if let EndpointEvent::Removed { conn, .. } = ev {

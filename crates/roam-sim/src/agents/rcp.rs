@@ -209,37 +209,20 @@ impl RcpReceiverAgent {
             }
         }
         if self.conn.is_some() && !self.asleep {
-            let src = ctx.local_addr(self.p.iface);
             let r = rate(ctx, self.p.iface);
+            let at = (flow, self.p.iface, self.p.local_port);
             loop {
                 let mut buf = ctx.buffer();
                 let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
                     ctx.give_back(buf);
                     break;
                 };
-                let Some(src) = src else {
-                    ctx.give_back(buf);
-                    continue;
-                };
                 buf.truncate(t.len);
-                if let Some(m) = self.meter.as_mut() {
-                    m.on_tx(t.len, r);
+                if super::send_counted(ctx, at, t.remote, buf) {
+                    if let Some(m) = self.meter.as_mut() {
+                        m.on_tx(t.len, r);
+                    }
                 }
-                let c = ctx.counters(flow);
-                c.datagrams_sent += 1;
-                c.transport_bytes_sent += t.len as u64;
-                ctx.send(
-                    self.p.iface,
-                    Packet {
-                        src: SockAddr {
-                            addr: src,
-                            port: self.p.local_port,
-                        },
-                        dst: t.remote,
-                        payload: buf,
-                        flow: Some(flow),
-                    },
-                );
             }
         }
         while let Some(ev) = self.endpoint.poll_event() {
