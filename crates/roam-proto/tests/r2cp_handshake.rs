@@ -2,54 +2,26 @@
 //! unchanged RCP sender host answers a pipe's SYN statelessly with a token and opens only for
 //! a request that echoes it; the pipe echoes it (with the object name) until its first DATA.
 
+mod r2cp_support;
+
 use std::sync::Arc;
 
+use r2cp_support::{drain, spec, Store};
 use roam_proto::endpoint::{Acceptor, PathId, TokenKey, Unknown};
-use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, R2cpReceiver, Scheme};
-use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpSender};
+use roam_proto::r2cp::{R2cpReceiver, Scheme};
+use roam_proto::rcp::{RcpAcceptor, RcpConfig, RcpSender};
 use roam_proto::Time;
-use roam_wire::{ConnId, Flags, Request};
-
-struct Store;
-impl ObjectStore for Store {
-    fn object_len(&self, name: &[u8]) -> Option<u64> {
-        (name == b"obj").then_some(100_000)
-    }
-    fn read_now(&self, _: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
-        out.extend((offset..offset + len as u64).map(|i| i as u8));
-        true
-    }
-}
-
-fn spec(i: u32) -> PipeSpec {
-    PipeSpec {
-        id: PipeId(i),
-        conn_id: ConnId(0x77 + u64::from(i)),
-        path: PathId(i),
-        role: PipeRole::Primary,
-        cc: RcpCc::default(),
-    }
-}
-
-/// Every request `rx` has to send now, by path.
-fn drain(rx: &mut R2cpReceiver, now: Time) -> Vec<(PathId, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    while let Some((path, len)) = rx.poll_transmit(now, &mut buf) {
-        out.push((path, buf[..len].to_vec()));
-    }
-    out
-}
+use roam_wire::{Flags, Request};
 
 #[test]
 fn each_pipe_echoes_its_senders_token_until_its_first_data() {
     let config = Arc::new(RcpConfig::default());
     let mut rx = R2cpReceiver::new(config.clone(), Scheme::Rank, b"obj", (0, u64::MAX)).unwrap();
-    let mut acceptor = RcpAcceptor::new(config, Arc::new(Store));
+    let mut acceptor = RcpAcceptor::new(config, Arc::new(Store(100_000)));
     let key = TokenKey::new(*b"r2cp-handshake-k");
     let now = Time::ZERO;
-    rx.add_pipe(now, spec(0)).unwrap();
-    rx.add_pipe(now, spec(1)).unwrap();
+    rx.add_pipe(now, spec(0x77, 0)).unwrap();
+    rx.add_pipe(now, spec(0x77, 1)).unwrap();
 
     // SYNs: the host answers each without state, with a token.
     let syns = drain(&mut rx, now);
@@ -111,9 +83,9 @@ fn each_pipe_echoes_its_senders_token_until_its_first_data() {
 fn drain_after_syn_ack_on_other_path() -> Vec<u8> {
     let config = Arc::new(RcpConfig::default());
     let mut rx = R2cpReceiver::new(config.clone(), Scheme::Rank, b"obj", (0, u64::MAX)).unwrap();
-    let mut acceptor = RcpAcceptor::new(config, Arc::new(Store));
+    let mut acceptor = RcpAcceptor::new(config, Arc::new(Store(100_000)));
     let key = TokenKey::new(*b"r2cp-handshake-k");
-    rx.add_pipe(Time::ZERO, spec(0)).unwrap();
+    rx.add_pipe(Time::ZERO, spec(0x77, 0)).unwrap();
     let (path, syn) = drain(&mut rx, Time::ZERO).remove(0);
     let mut reply = Vec::new();
     let Unknown::Reply { len } = acceptor.on_unknown(Time::ZERO, &key, &path, &syn, &mut reply)

@@ -2,49 +2,21 @@
 //! §4.3.1, Fig. 8; §3.3.4), driven by hand: the sender host's stateless SYN+ACKs arrive when
 //! the test says, so each pipe's RTT is exactly its handshake's and no data moves the windows.
 
+mod r2cp_support;
+
 use std::sync::Arc;
 
+use r2cp_support::{drain, spec, Store};
 use roam_proto::endpoint::{Acceptor, PathId, TokenKey, Unknown};
-use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, R2cpReceiver, Scheme};
-use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig};
+use roam_proto::r2cp::{R2cpReceiver, Scheme};
+use roam_proto::rcp::{RcpAcceptor, RcpConfig};
 use roam_proto::Time;
-use roam_wire::{ConnId, Request};
+use roam_wire::Request;
 
 const MSS: u64 = 1000;
 
 /// Global ranges pulled, lowest first.
 type Ranges = Vec<(u64, u64)>;
-
-struct Store;
-impl ObjectStore for Store {
-    fn object_len(&self, name: &[u8]) -> Option<u64> {
-        (name == b"obj").then_some(1_000_000)
-    }
-    fn read_now(&self, _: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
-        out.extend((offset..offset + len as u64).map(|i| i as u8));
-        true
-    }
-}
-
-fn spec(i: u32) -> PipeSpec {
-    PipeSpec {
-        id: PipeId(i),
-        conn_id: ConnId(0x40 + u64::from(i)),
-        path: PathId(i),
-        role: PipeRole::Primary,
-        cc: RcpCc::default(),
-    }
-}
-
-/// Every request `rx` has to send now.
-fn drain(rx: &mut R2cpReceiver, now: Time) -> Vec<(PathId, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    while let Some((path, len)) = rx.poll_transmit(now, &mut buf) {
-        out.push((path, buf[..len].to_vec()));
-    }
-    out
-}
 
 /// The distinct global ranges pulled through `path` (a pull rides in several REQs, §3.3.1),
 /// lowest first.
@@ -75,10 +47,10 @@ fn two_pipes(scheme: Scheme, recv_buffer: u64) -> (Ranges, Ranges, R2cpReceiver)
         ..RcpConfig::default()
     });
     let mut rx = R2cpReceiver::new(config.clone(), scheme, b"obj", (0, u64::MAX)).unwrap();
-    let mut host = RcpAcceptor::new(config, Arc::new(Store));
+    let mut host = RcpAcceptor::new(config, Arc::new(Store(1_000_000)));
     let key = TokenKey::new(*b"r2cp-rank-test-k");
-    rx.add_pipe(Time::ZERO, spec(0)).unwrap();
-    rx.add_pipe(Time::ZERO, spec(1)).unwrap();
+    rx.add_pipe(Time::ZERO, spec(0x40, 0)).unwrap();
+    rx.add_pipe(Time::ZERO, spec(0x40, 1)).unwrap();
     let syns = drain(&mut rx, Time::ZERO);
     assert_eq!(syns.len(), 2);
     let mut fast = Vec::new();

@@ -25,7 +25,8 @@ pub fn object_bytes(len: u64) -> Vec<u8> {
     (0..len).map(byte_at).collect()
 }
 
-struct Store(u64);
+/// A store holding one object, `obj`, of the given length ([`byte_at`] bytes).
+pub struct Store(pub u64);
 impl ObjectStore for Store {
     fn object_len(&self, name: &[u8]) -> Option<u64> {
         (name == b"obj").then_some(self.0)
@@ -34,6 +35,27 @@ impl ObjectStore for Store {
         out.extend((offset..offset + len as u64).map(byte_at));
         true
     }
+}
+
+/// Pipe `i` on path `i` with connection id `conn_base + i`, primary, default controller.
+pub fn spec(conn_base: u64, i: u32) -> PipeSpec {
+    PipeSpec {
+        id: PipeId(i),
+        conn_id: ConnId(conn_base + u64::from(i)),
+        path: PathId(i),
+        role: PipeRole::Primary,
+        cc: RcpCc::default(),
+    }
+}
+
+/// Every datagram `rx` has to send now, with its path.
+pub fn drain(rx: &mut R2cpReceiver, now: Time) -> Vec<(PathId, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while let Some((path, len)) = rx.poll_transmit(now, &mut buf) {
+        out.push((path, buf[..len].to_vec()));
+    }
+    out
 }
 
 /// One path (pipe) of the test network.
