@@ -72,6 +72,11 @@ pub(super) struct Table<C, L, A> {
     slots: Vec<Slot<C, L, A>>,
     free: Vec<u32>,
     by_id: HashMap<ConnId, (Handle, PathId)>,
+    /// The last id [`Table::lookup`] found, and its answer: a host with one busy connection
+    /// (every simulated flow's end, a bulk transfer) demultiplexes most datagrams by one
+    /// comparison instead of a keyed hash. Cleared whenever `by_id` changes; a hit needs the
+    /// exact id, so chosen ids gain nothing from it.
+    last_hit: Option<(ConnId, Handle, PathId)>,
     live: usize,
 }
 
@@ -81,6 +86,7 @@ impl<C: EndpointConnection, L: Copy + Eq, A: Copy + Eq> Table<C, L, A> {
             slots: Vec::new(),
             free: Vec::new(),
             by_id: HashMap::new(),
+            last_hit: None,
             live: 0,
         }
     }
@@ -91,8 +97,17 @@ impl<C: EndpointConnection, L: Copy + Eq, A: Copy + Eq> Table<C, L, A> {
     }
 
     /// The connection `id` belongs to, and the path.
-    pub fn lookup(&self, id: ConnId) -> Option<(Handle, PathId)> {
-        self.by_id.get(&id).copied()
+    pub fn lookup(&mut self, id: ConnId) -> Option<(Handle, PathId)> {
+        if let Some((last, h, path)) = self.last_hit {
+            if last == id {
+                return Some((h, path));
+            }
+        }
+        let found = self.by_id.get(&id).copied();
+        if let Some((h, path)) = found {
+            self.last_hit = Some((id, h, path));
+        }
+        found
     }
 
     /// True if any of `ids` is held by a connection other than `except`.
@@ -140,6 +155,7 @@ impl<C: EndpointConnection, L: Copy + Eq, A: Copy + Eq> Table<C, L, A> {
     /// Re-reads the connection's conn ids and registers those whose path is mapped and
     /// whose id no other connection holds; unregisters the ones it no longer has.
     pub fn sync_ids(&mut self, h: Handle, scratch: &mut Vec<(ConnId, PathId)>) {
+        self.last_hit = None;
         let Some(e) = self.get(h) else { return };
         scratch.clear();
         e.conn.conn_ids(scratch);
@@ -177,6 +193,7 @@ impl<C: EndpointConnection, L: Copy + Eq, A: Copy + Eq> Table<C, L, A> {
         }
         let entry = slot.entry.take()?;
         slot.generation = slot.generation.wrapping_add(1);
+        self.last_hit = None;
         self.free.push(h.index);
         self.live -= 1;
         for (id, _) in &entry.ids {

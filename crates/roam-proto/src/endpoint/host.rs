@@ -196,7 +196,7 @@ where
             e.touched = true;
             self.touched.push(h);
         }
-        self.table.get_mut(h).map(|e| &mut e.conn)
+        Some(&mut e.conn)
     }
 
     /// The addresses of path `path` of connection `h`.
@@ -433,6 +433,8 @@ where
             }
             e.conn.handle_timeout(now);
             self.after_change(h);
+            // Its new deadline is read at once: one still due fires again in this call.
+            self.settle();
         }
     }
 
@@ -541,11 +543,24 @@ where
                 self.ready.push_back(h);
             }
         }
-        self.reschedule(h);
+        self.mark_touched(h);
+    }
+
+    /// Notes that `h`'s deadline may have moved: it is re-read by the next [`Self::settle`],
+    /// which every call that reads deadlines ([`Self::poll_timeout`], [`Self::handle_timeout`])
+    /// and every call into the connections runs first. Reading it once there, rather than
+    /// after each datagram in and out, spares a host several deadline computations per packet.
+    fn mark_touched(&mut self, h: Handle) {
+        if let Some(e) = self.table.get_mut(h) {
+            if !e.touched {
+                e.touched = true;
+                self.touched.push(h);
+            }
+        }
     }
 
     /// After the connection received, fired or was opened: removes it if drained, else
-    /// queues it for sending and re-reads its deadline.
+    /// queues it for sending and marks its deadline for re-reading.
     fn after_change(&mut self, h: Handle) {
         if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
             self.stats.drained += 1;
@@ -555,15 +570,15 @@ where
         self.touch(h);
     }
 
-    /// After the connection sent: it may have drained (its last datagram), or its deadline
-    /// may have moved (a retransmission timer armed).
+    /// After the connection sent: it may have drained (its last datagram, removed at once), or
+    /// its deadline may have moved (a retransmission timer armed: marked for re-reading).
     fn after_transmit(&mut self, h: Handle) {
         if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
             self.stats.drained += 1;
             self.remove_with(h, RemoveReason::Drained);
             return;
         }
-        self.reschedule(h);
+        self.mark_touched(h);
     }
 
     fn reschedule(&mut self, h: Handle) {

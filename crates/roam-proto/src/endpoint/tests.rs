@@ -176,6 +176,31 @@ fn datagrams_reach_their_connection_and_unknown_ids_go_to_the_acceptor() {
 }
 
 #[test]
+fn a_removed_connection_no_longer_receives_and_its_id_can_be_reused() {
+    let mut ep = open(EndpointConfig::default());
+    let mut out = Vec::new();
+    let d = header(Flags::ACK, 5);
+    let old = ep.insert(T0, Mock::new(5), &primary(1, 100)).unwrap();
+    // Twice: the second lookup is answered by the last-hit cache.
+    for _ in 0..2 {
+        assert_eq!(
+            ep.handle(T0, 1, 100, &d, &mut out),
+            Some(DatagramEvent::Delivered(old))
+        );
+    }
+    assert!(ep.remove(old).is_some());
+    assert_eq!(ep.handle(T0, 1, 100, &d, &mut out), None);
+    assert_eq!(ep.stats().dropped_unknown, 1);
+    let new = ep.insert(T0, Mock::new(5), &primary(1, 100)).unwrap();
+    assert_ne!(new, old);
+    assert_eq!(
+        ep.handle(T0, 1, 100, &d, &mut out),
+        Some(DatagramEvent::Delivered(new))
+    );
+    assert_eq!(ep.connection(new).unwrap().received.len(), 1);
+}
+
+#[test]
 fn a_known_id_from_a_wrong_address_is_dropped_and_counted() {
     let mut ep = open(EndpointConfig::default());
     let h = ep.insert(T0, Mock::new(5), &primary(1, 100)).unwrap();
