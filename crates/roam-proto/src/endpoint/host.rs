@@ -449,22 +449,33 @@ where
     /// those that drained).
     fn settle(&mut self) {
         while let Some(h) = self.touched.pop() {
-            if let Some(e) = self.table.get_mut(h) {
-                e.touched = false;
-            }
-            if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
+            let Some(e) = self.table.get_mut(h) else {
+                continue;
+            };
+            e.touched = false;
+            if e.conn.is_drained() {
                 self.stats.drained += 1;
                 self.remove_with(h, RemoveReason::Drained);
-            } else {
-                self.reschedule(h);
+                continue;
+            }
+            // Its next deadline: the engine's, or the idle timeout's if earlier.
+            let idle = self
+                .config
+                .idle_timeout
+                .map(|d| e.last_heard.saturating_add(d));
+            let next = match (e.conn.poll_timeout(), idle) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if next == e.deadline {
+                continue;
+            }
+            e.deadline = next;
+            if let Some(at) = next {
+                self.timers.schedule(at, h);
+                self.compact_timers();
             }
         }
-    }
-
-    fn idle_deadline(&self, e: &Entry<P::Connection, L, A>) -> Option<Time> {
-        self.config
-            .idle_timeout
-            .map(|d| e.last_heard.saturating_add(d))
     }
 
     /// Why `conn` from `remote` may not be accepted, if it may not.
@@ -581,21 +592,8 @@ where
         self.mark_touched(h);
     }
 
-    fn reschedule(&mut self, h: Handle) {
-        let Some(e) = self.table.get(h) else { return };
-        let next = match (e.conn.poll_timeout(), self.idle_deadline(e)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if next == e.deadline {
-            return;
-        }
-        if let Some(e) = self.table.get_mut(h) {
-            e.deadline = next;
-        }
-        if let Some(at) = next {
-            self.timers.schedule(at, h);
-        }
+    /// Rebuilds the timer heap from the live deadlines once stale entries outnumber them.
+    fn compact_timers(&mut self) {
         if self.timers.len() > 64 + 4 * self.table.len() {
             let live: Vec<(Time, Handle)> = self
                 .table

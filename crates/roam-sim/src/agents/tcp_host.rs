@@ -36,6 +36,9 @@ pub(crate) struct TcpHost<P: Acceptor<Connection = Connection>> {
     done: Option<Connection>,
     /// The endpoint's next deadline, re-read by [`TcpHost::flush`].
     next_timer: Option<Time>,
+    /// A buffer for the endpoint to write into, kept between calls: most calls end with a
+    /// poll that writes nothing, and most datagrams need no reply, so it is seldom handed on.
+    spare: Vec<u8>,
 }
 
 impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
@@ -50,6 +53,7 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
             conn: None,
             done: None,
             next_timer: None,
+            spare: Vec::new(),
         }
     }
 
@@ -87,9 +91,10 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
     /// this packet opened the connection.
     pub(crate) fn on_packet(&mut self, packet: &Packet, ctx: &mut dyn NetCtx) -> bool {
         let now = ctx.now();
-        let mut out = ctx.buffer();
+        let mut out = std::mem::take(&mut self.spare);
+        out.clear();
         let Some(ep) = self.endpoint(ctx) else {
-            ctx.give_back(out);
+            self.spare = out;
             return false;
         };
         match ep.handle(now, (), packet.src, &packet.payload, &mut out) {
@@ -99,12 +104,12 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
                 false
             }
             Some(DatagramEvent::Accepted(h)) => {
-                ctx.give_back(out);
+                self.spare = out;
                 self.conn = Some(h);
                 true
             }
             Some(DatagramEvent::Delivered(_)) | None => {
-                ctx.give_back(out);
+                self.spare = out;
                 false
             }
         }
@@ -148,15 +153,14 @@ impl<P: Acceptor<Connection = Connection>> TcpHost<P> {
             return;
         };
         if addressed {
-            loop {
-                let mut buf = ctx.buffer();
-                let Some(t) = ep.poll_transmit(now, &mut buf) else {
-                    ctx.give_back(buf);
-                    break;
-                };
+            let mut buf = std::mem::take(&mut self.spare);
+            buf.clear();
+            while let Some(t) = ep.poll_transmit(now, &mut buf) {
                 buf.truncate(t.len);
-                super::send_counted(ctx, (at.2, at.0, at.1), t.remote, buf);
+                let sent = std::mem::replace(&mut buf, ctx.buffer());
+                super::send_counted(ctx, (at.2, at.0, at.1), t.remote, sent);
             }
+            self.spare = buf;
         }
         while let Some(ev) = ep.poll_event() {
             if let EndpointEvent::Removed { conn, .. } = ev {
