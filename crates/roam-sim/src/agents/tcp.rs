@@ -116,8 +116,9 @@ struct TcpSenderAgent {
 
 impl TcpSenderAgent {
     /// Keeps the send buffer full of pattern bytes (pulled from the pattern when segments are
-    /// encoded); closes after the last byte.
-    fn fill(&mut self) {
+    /// encoded), closes after the last byte, and notes the connection's events (which come
+    /// from what it received or fired, never from sending).
+    fn fill_and_note(&mut self, ctx: &mut dyn NetCtx) {
         let Some(conn) = self.host.conn_mut() else {
             return;
         };
@@ -126,15 +127,16 @@ impl TcpSenderAgent {
         if self.size == Some(self.written) {
             conn.close();
         }
+        while let Some(ev) = conn.poll_event() {
+            note_failure(ev, &mut self.connected, self.flow, ctx);
+        }
     }
 
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
-        self.fill();
+        self.fill_and_note(ctx);
         self.host.flush(ctx);
-        if let Some(conn) = self.host.conn_mut() {
-            while let Some(ev) = conn.poll_event() {
-                note_failure(ev, &mut self.connected, self.flow, ctx);
-            }
+        // Read only: the connection is not touched again after the flush.
+        if let Some(conn) = self.host.conn() {
             let s = conn.stats().sender;
             let c = ctx.counters(self.flow);
             c.retransmitted_segments = s.retransmitted_segments;
