@@ -285,7 +285,7 @@ where
         datagram: &[u8],
         out: &mut Vec<u8>,
     ) -> Option<DatagramEvent<L, A>> {
-        self.settle();
+        self.remove_drained();
         let Ok(id) = Header::peek_conn_id(datagram) else {
             self.stats.dropped_malformed += 1;
             return None;
@@ -355,7 +355,7 @@ where
     /// may have something to send are asked (those that received a datagram, fired a timer,
     /// were opened or were touched through [`Endpoint::connection_mut`]), round robin.
     pub fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Transmit<L, A>> {
-        self.settle();
+        self.remove_drained();
         // Bounds the work of one call when connections write for unmapped paths.
         let mut unroutable = 0;
         while let Some(h) = self.ready.pop_front() {
@@ -445,8 +445,22 @@ where
 
     // --- internals ---
 
-    /// Re-reads the deadlines of the connections the application changed (and removes
-    /// those that drained).
+    /// Removes the connections the application changed that have drained, newest change
+    /// first, as [`Self::settle`] does, but leaves their deadlines for it: the calls that take
+    /// in or send datagrams need the table right (a drained connection neither receives nor
+    /// counts against the caps), only the calls that read deadlines need those.
+    fn remove_drained(&mut self) {
+        for i in (0..self.touched.len()).rev() {
+            let h = self.touched[i];
+            if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
+                self.stats.drained += 1;
+                self.remove_with(h, RemoveReason::Drained);
+            }
+        }
+    }
+
+    /// Re-reads the deadlines of the connections marked changed (by a datagram, a send, a
+    /// timer or the application), and removes those that drained.
     fn settle(&mut self) {
         while let Some(h) = self.touched.pop() {
             let Some(e) = self.table.get_mut(h) else {
@@ -558,9 +572,9 @@ where
     }
 
     /// Notes that `h`'s deadline may have moved: it is re-read by the next [`Self::settle`],
-    /// which every call that reads deadlines ([`Self::poll_timeout`], [`Self::handle_timeout`])
-    /// and every call into the connections runs first. Reading it once there, rather than
-    /// after each datagram in and out, spares a host several deadline computations per packet.
+    /// which the calls that read deadlines ([`Self::poll_timeout`], [`Self::handle_timeout`])
+    /// run first. Reading it once there, rather than after each datagram in and out, spares a
+    /// host several deadline computations per packet.
     fn mark_touched(&mut self, h: Handle) {
         if let Some(e) = self.table.get_mut(h) {
             if !e.touched {
