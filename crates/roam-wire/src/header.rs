@@ -127,9 +127,14 @@ impl Header {
 
     /// Appends the encoded header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bytes());
+    }
+
+    /// The encoded header.
+    pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
         let [f0, f1] = self.flags.0.to_be_bytes();
         let [i0, i1, i2, i3, i4, i5, i6, i7] = self.conn_id.0.to_be_bytes();
-        out.extend_from_slice(&[
+        [
             VERSION,
             self.packet_type as u8,
             f0,
@@ -142,7 +147,7 @@ impl Header {
             i5,
             i6,
             i7,
-        ]);
+        ]
     }
 
     /// Reads only the connection id, for demultiplexing before a full decode.
