@@ -255,10 +255,6 @@ impl Options {
     /// length byte after it is reported with `len: 0`.
     pub fn decode(bytes: &[u8]) -> Result<Options, crate::DecodeError> {
         let mut opts = Options::default();
-        if bytes.is_empty() {
-            // Most segments carry none: skip the loop's set-up.
-            return Ok(opts);
-        }
         // Bit `k` set: known kind `k` already seen.
         let mut seen: u8 = 0;
         let mut r = Reader::new(bytes);

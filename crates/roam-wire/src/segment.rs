@@ -97,6 +97,12 @@ impl<'a> Segment<'a> {
                 remaining: rest.len(),
             });
         };
+        // Most segments carry no options: their (large) block is then built in place.
+        let options = if options.is_empty() {
+            Options::default()
+        } else {
+            Options::decode(options)?
+        };
         Ok(Segment {
             conn_id: header.conn_id,
             flags: header.flags,
@@ -105,7 +111,7 @@ impl<'a> Segment<'a> {
             window: u32::from_be_bytes(field(fixed, WINDOW_AT)),
             ts_val: u32::from_be_bytes(field(fixed, TS_VAL_AT)),
             ts_ecr: u32::from_be_bytes(field(fixed, TS_ECR_AT)),
-            options: Options::decode(options)?,
+            options,
             payload,
         })
     }
