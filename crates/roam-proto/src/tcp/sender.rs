@@ -481,9 +481,9 @@ impl Sender {
             // tcp-probing.txt §3.1: no data is sent before the probe cycle completes.
             return None;
         }
-        let pipe = self.board.pipe();
-        let window = self.window();
         if let Some(lost) = self.board.next_lost() {
+            let pipe = self.board.pipe();
+            let window = self.window();
             if self.force_retransmit || pipe + u64::from(lost.len) <= window || pipe == 0 {
                 self.force_retransmit = false;
                 return Some(self.retransmit(now, lost.seq, lost.len, lost.fin));
@@ -500,6 +500,9 @@ impl Sender {
         if avail == 0 && !fin_pending {
             return None;
         }
+        // Only now: a receiver that sends nothing asks after every segment it takes in.
+        let pipe = self.board.pipe();
+        let window = self.window();
         // The persist timer fired with nothing outstanding: probe a zero window, or send what
         // a small one allows (RFC 1122 §4.2.3.4's override timeout).
         let overriding = std::mem::take(&mut self.probe_pending);
