@@ -622,10 +622,10 @@ impl Sender {
 /// The earlier of two optional deadlines (a missing one never wins).
 #[inline]
 pub(super) fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    // Without branches: a missing deadline counts as the end of time, and the result is
+    // missing only when both are (a deadline may itself be the end of time: `Time` saturates).
+    let t = a.unwrap_or(Time::MAX).min(b.unwrap_or(Time::MAX));
+    (a.is_some() || b.is_some()).then_some(t)
 }
 
 #[cfg(test)]
