@@ -443,6 +443,7 @@ impl Connection {
     }
 
     /// The next application event.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }

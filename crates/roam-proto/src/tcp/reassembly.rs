@@ -101,6 +101,7 @@ impl Reassembly {
     }
 
     /// RCV.NXT.
+    #[inline]
     pub fn rcv_nxt(&self) -> u64 {
         self.rcv_nxt
     }
@@ -111,11 +112,13 @@ impl Reassembly {
     }
 
     /// Bytes buffered (in-order unread plus out-of-order).
+    #[inline]
     pub fn buffered(&self) -> usize {
         self.ready.len() + self.ooo_bytes
     }
 
     /// In-order bytes readable.
+    #[inline]
     pub fn readable(&self) -> usize {
         self.ready.len()
     }
