@@ -476,11 +476,26 @@ impl Sender {
     }
 
     /// Chooses the next segment to send, if the windows allow one, and records it as sent.
+    #[inline]
     pub fn next_segment(&mut self, now: Time) -> Option<TxSegment> {
         if self.failed || self.probe.is_some() {
             // tcp-probing.txt §3.1: no data is sent before the probe cycle completes.
             return None;
         }
+        if self.board.next_lost().is_none()
+            && self.buf.end() <= self.snd_nxt
+            && (!self.fin_queued || self.fin_sent)
+        {
+            // Nothing to retransmit and nothing new (a receiver that sends no data asks after
+            // every segment it takes in): what the general path below concludes too.
+            self.force_retransmit = false;
+            return None;
+        }
+        self.choose_segment(now)
+    }
+
+    /// [`Sender::next_segment`] with something to retransmit or to send.
+    fn choose_segment(&mut self, now: Time) -> Option<TxSegment> {
         if let Some(lost) = self.board.next_lost() {
             let pipe = self.board.pipe();
             let window = self.window();
@@ -646,6 +661,53 @@ mod tests {
             s.next_segment(Time::ZERO).expect("window open");
         }
         s
+    }
+
+    /// The "nothing to send" exit of `next_segment` and the general path agree, and leave the
+    /// sender in the same state: idle, everything acknowledged, the FIN sent, a retransmission
+    /// forced with nothing lost.
+    #[test]
+    fn nothing_to_send_exits_as_the_general_path_does() {
+        let setups: [fn(&mut Sender); 4] = [
+            |_| {},
+            |s| {
+                s.on_ack(
+                    Time::ZERO,
+                    4001,
+                    1 << 20,
+                    &[],
+                    None,
+                    false,
+                    AckMarks::default(),
+                );
+            },
+            |s| {
+                s.on_ack(
+                    Time::ZERO,
+                    4001,
+                    1 << 20,
+                    &[],
+                    None,
+                    false,
+                    AckMarks::default(),
+                );
+                s.close();
+                assert!(s.next_segment(Time::ZERO).is_some_and(|t| t.fin));
+            },
+            |s| s.force_retransmit = true,
+        ];
+        for sack in [false, true] {
+            for setup in setups {
+                let (mut fast, mut general) = (sending(sack, 4), sending(sack, 4));
+                setup(&mut fast);
+                setup(&mut general);
+                let now = Time::from_millis(1);
+                assert_eq!(fast.next_segment(now), general.choose_segment(now));
+                assert_eq!(fast.force_retransmit, general.force_retransmit);
+                assert_eq!(fast.deadline(), general.deadline());
+                assert_eq!(fast.board.len(), general.board.len());
+            }
+        }
     }
 
     /// A peer may repeat an acknowledgement for ever: the counters and the NewReno inflation
