@@ -341,12 +341,19 @@ impl Reassembly {
 
     /// SACK blocks to send: the most recently changed block first, then others by recency
     /// (RFC 2018 §4), at most `MAX_SACK_BLOCKS`.
+    #[inline]
     pub fn sack_blocks(&mut self, out: &mut roam_wire::Options) {
         out.sack_len = 0;
         if self.ooo.is_empty() {
+            // Every ACK of in-order data: no call into the general path below.
             self.recent.clear();
             return;
         }
+        self.held_sack_blocks(out);
+    }
+
+    /// [`Reassembly::sack_blocks`] with out-of-order data held.
+    fn held_sack_blocks(&mut self, out: &mut roam_wire::Options) {
         let mut seen: [SackBlock; MAX_SACK_BLOCKS] = Default::default();
         let mut n = 0;
         let mut i = 0;
