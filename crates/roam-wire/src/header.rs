@@ -154,6 +154,7 @@ impl Header {
     ///
     /// Checks the length and the version byte; the packet type and flags are left to
     /// [`Header::decode`].
+    #[inline]
     pub fn peek_conn_id(bytes: &[u8]) -> Result<ConnId, crate::DecodeError> {
         let [version, _, _, _, id @ ..] = Reader::new(bytes).array::<HEADER_LEN>()?;
         check_version(version)?;
