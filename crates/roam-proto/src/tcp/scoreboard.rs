@@ -304,6 +304,7 @@ impl Scoreboard {
     }
 
     /// RFC 6675 NextSeg rule 1: the first lost, un-SACKed segment not yet retransmitted.
+    #[inline]
     pub fn next_lost(&mut self) -> Option<SentSegment> {
         while self.retx_hint < self.segs.len() {
             let s = self.segs[self.retx_hint];
