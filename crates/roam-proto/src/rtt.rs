@@ -93,6 +93,10 @@ impl RttEstimator {
             Some(srtt) => srtt + self.granularity.max(self.rttvar * 4),
         };
         let base = base.clamp(self.min_rto, self.max_rto);
+        if self.backoff == 0 {
+            // base <= max_rto already.
+            return base;
+        }
         let factor = 1u32.checked_shl(self.backoff).unwrap_or(u32::MAX);
         base.checked_mul(factor)
             .unwrap_or(self.max_rto)

@@ -127,9 +127,14 @@ impl Header {
 
     /// Appends the encoded header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bytes());
+    }
+
+    /// The encoded header.
+    pub(crate) fn to_bytes(self) -> [u8; HEADER_LEN] {
         let [f0, f1] = self.flags.0.to_be_bytes();
         let [i0, i1, i2, i3, i4, i5, i6, i7] = self.conn_id.0.to_be_bytes();
-        out.extend_from_slice(&[
+        [
             VERSION,
             self.packet_type as u8,
             f0,
@@ -142,13 +147,14 @@ impl Header {
             i5,
             i6,
             i7,
-        ]);
+        ]
     }
 
     /// Reads only the connection id, for demultiplexing before a full decode.
     ///
     /// Checks the length and the version byte; the packet type and flags are left to
     /// [`Header::decode`].
+    #[inline]
     pub fn peek_conn_id(bytes: &[u8]) -> Result<ConnId, crate::DecodeError> {
         let [version, _, _, _, id @ ..] = Reader::new(bytes).array::<HEADER_LEN>()?;
         check_version(version)?;

@@ -174,6 +174,7 @@ pub struct Options {
 
 impl Options {
     /// The valid SACK blocks.
+    #[inline]
     pub fn sack_blocks(&self) -> &[SackBlock] {
         &self.sack[..usize::from(self.sack_len).min(MAX_SACK_BLOCKS)]
     }

@@ -443,6 +443,7 @@ impl Connection {
     }
 
     /// The next application event.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -457,11 +458,13 @@ impl Connection {
     /// Processes one datagram addressed to this connection. Undecodable datagrams are counted
     /// and reported; datagrams for another connection are ignored.
     pub fn handle_datagram(&mut self, now: Time, datagram: &[u8]) -> Result<(), DecodeError> {
-        let seg = match Segment::decode(datagram) {
+        // Borrowed where it was decoded (moving a segment out copies its option block).
+        let decoded = Segment::decode(datagram);
+        let seg = match &decoded {
             Ok(s) => s,
             Err(e) => {
                 self.stats.malformed_received += 1;
-                return Err(e);
+                return Err(*e);
             }
         };
         if seg.conn_id != self.conn_id || self.state == State::Closed {
@@ -478,7 +481,7 @@ impl Connection {
                 && seg.ack == self.iss + 1
                 && seg.seq <= MAX_ISN
             {
-                self.on_syn_ack(now, &seg);
+                self.on_syn_ack(now, seg);
             }
             return Ok(());
         }
@@ -489,7 +492,7 @@ impl Connection {
             // Only a server that holds the connection sends anything but a SYN-ACK.
             self.unconfirmed = None;
         }
-        self.process(now, &seg);
+        self.process(now, seg);
         Ok(())
     }
 

@@ -93,6 +93,7 @@ impl Receiver {
     }
 
     /// RCV.NXT: the acknowledgement number to send.
+    #[inline]
     pub fn rcv_nxt(&self) -> u64 {
         self.reasm.rcv_nxt()
     }
@@ -151,6 +152,7 @@ impl Receiver {
     }
 
     /// The window to advertise now: free buffer space, never shrinking the right edge.
+    #[inline]
     pub fn window(&self) -> u64 {
         let free = self.capacity.saturating_sub(self.reasm.buffered() as u64);
         let keep = self.rcv_adv.saturating_sub(self.rcv_nxt());

@@ -204,10 +204,17 @@ impl Scoreboard {
     /// least `dup_thresh` SACKed segments, or more than `(dup_thresh − 1)·mss` SACKed bytes,
     /// lie above it. Walks down from the highest SACKed segment and stops at the first segment
     /// already marked lost (everything below it was marked by an earlier, weaker walk).
+    #[inline]
     pub fn mark_losses(&mut self, dup_thresh: u32, mss: u64) -> bool {
         if self.sacked_bytes == 0 {
+            // Nothing SACKed (most ACKs): no call into the walk below.
             return false;
         }
+        self.mark_losses_below_sacked(dup_thresh, mss)
+    }
+
+    /// [`Scoreboard::mark_losses`] with SACKed data on the board.
+    fn mark_losses_below_sacked(&mut self, dup_thresh: u32, mss: u64) -> bool {
         let top = self.index_after(self.high_sacked.saturating_sub(1));
         let mut sacked_segs = 0u32;
         let mut sacked_bytes = 0u64;
@@ -297,6 +304,7 @@ impl Scoreboard {
     }
 
     /// RFC 6675 NextSeg rule 1: the first lost, un-SACKed segment not yet retransmitted.
+    #[inline]
     pub fn next_lost(&mut self) -> Option<SentSegment> {
         while self.retx_hint < self.segs.len() {
             let s = self.segs[self.retx_hint];

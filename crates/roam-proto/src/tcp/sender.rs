@@ -476,14 +476,29 @@ impl Sender {
     }
 
     /// Chooses the next segment to send, if the windows allow one, and records it as sent.
+    #[inline]
     pub fn next_segment(&mut self, now: Time) -> Option<TxSegment> {
         if self.failed || self.probe.is_some() {
             // tcp-probing.txt §3.1: no data is sent before the probe cycle completes.
             return None;
         }
-        let pipe = self.board.pipe();
-        let window = self.window();
+        if self.board.next_lost().is_none()
+            && self.buf.end() <= self.snd_nxt
+            && (!self.fin_queued || self.fin_sent)
+        {
+            // Nothing to retransmit and nothing new (a receiver that sends no data asks after
+            // every segment it takes in): what the general path below concludes too.
+            self.force_retransmit = false;
+            return None;
+        }
+        self.choose_segment(now)
+    }
+
+    /// [`Sender::next_segment`] with something to retransmit or to send.
+    fn choose_segment(&mut self, now: Time) -> Option<TxSegment> {
         if let Some(lost) = self.board.next_lost() {
+            let pipe = self.board.pipe();
+            let window = self.window();
             if self.force_retransmit || pipe + u64::from(lost.len) <= window || pipe == 0 {
                 self.force_retransmit = false;
                 return Some(self.retransmit(now, lost.seq, lost.len, lost.fin));
@@ -500,6 +515,9 @@ impl Sender {
         if avail == 0 && !fin_pending {
             return None;
         }
+        // Only now: a receiver that sends nothing asks after every segment it takes in.
+        let pipe = self.board.pipe();
+        let window = self.window();
         // The persist timer fired with nothing outstanding: probe a zero window, or send what
         // a small one allows (RFC 1122 §4.2.3.4's override timeout).
         let overriding = std::mem::take(&mut self.probe_pending);
@@ -619,10 +637,10 @@ impl Sender {
 /// The earlier of two optional deadlines (a missing one never wins).
 #[inline]
 pub(super) fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    // Without branches: a missing deadline counts as the end of time, and the result is
+    // missing only when both are (a deadline may itself be the end of time: `Time` saturates).
+    let t = a.unwrap_or(Time::MAX).min(b.unwrap_or(Time::MAX));
+    (a.is_some() || b.is_some()).then_some(t)
 }
 
 #[cfg(test)]
@@ -643,6 +661,53 @@ mod tests {
             s.next_segment(Time::ZERO).expect("window open");
         }
         s
+    }
+
+    /// The "nothing to send" exit of `next_segment` and the general path agree, and leave the
+    /// sender in the same state: idle, everything acknowledged, the FIN sent, a retransmission
+    /// forced with nothing lost.
+    #[test]
+    fn nothing_to_send_exits_as_the_general_path_does() {
+        let setups: [fn(&mut Sender); 4] = [
+            |_| {},
+            |s| {
+                s.on_ack(
+                    Time::ZERO,
+                    4001,
+                    1 << 20,
+                    &[],
+                    None,
+                    false,
+                    AckMarks::default(),
+                );
+            },
+            |s| {
+                s.on_ack(
+                    Time::ZERO,
+                    4001,
+                    1 << 20,
+                    &[],
+                    None,
+                    false,
+                    AckMarks::default(),
+                );
+                s.close();
+                assert!(s.next_segment(Time::ZERO).is_some_and(|t| t.fin));
+            },
+            |s| s.force_retransmit = true,
+        ];
+        for sack in [false, true] {
+            for setup in setups {
+                let (mut fast, mut general) = (sending(sack, 4), sending(sack, 4));
+                setup(&mut fast);
+                setup(&mut general);
+                let now = Time::from_millis(1);
+                assert_eq!(fast.next_segment(now), general.choose_segment(now));
+                assert_eq!(fast.force_retransmit, general.force_retransmit);
+                assert_eq!(fast.deadline(), general.deadline());
+                assert_eq!(fast.board.len(), general.board.len());
+            }
+        }
     }
 
     /// A peer may repeat an acknowledgement for ever: the counters and the NewReno inflation
