@@ -52,11 +52,13 @@ pub(crate) enum Arrival {
 /// Everything but the agents: what an agent's [`NetCtx`] may touch.
 pub(crate) struct Net {
     pub now: Time,
-    pub events: EventQueue,
+    /// Pending events; lane `d` holds link direction `d`'s packets that arrive in order.
+    pub events: EventQueue<Packet>,
     pub dirs: Vec<LinkDir>,
     pub nodes: Vec<NodeRt>,
     pub routing: Routing,
-    /// Packets on the wire: (link direction, packet), by the slot an `Arrive` event names.
+    /// Packets on the wire that overtook another (their direction's lane refused them):
+    /// (link direction, packet), by the slot an `Arrive` event names.
     inflight: Vec<Option<(u32, Packet)>>,
     free: Vec<u32>,
     departures: Vec<(Queued, Time)>,
@@ -94,7 +96,7 @@ impl Net {
     ) -> Net {
         Net {
             now: Time::ZERO,
-            events: EventQueue::default(),
+            events: EventQueue::with_lanes(dirs.len()),
             dirs,
             nodes,
             routing,
@@ -190,12 +192,18 @@ impl Net {
                 PacketFate::Duplicated,
                 &item.pkt,
             );
-            let copy = item.pkt.clone();
-            let slot = self.store(dir, copy);
-            self.events.push(arrive, EventKind::Arrive(slot));
+            self.schedule_arrival(dir, arrive, item.pkt.clone());
         }
-        let slot = self.store(dir, item.pkt);
-        self.events.push(arrive, EventKind::Arrive(slot));
+        self.schedule_arrival(dir, arrive, item.pkt);
+    }
+
+    /// Schedules `pkt`'s arrival at the far end of `dir` at `at`: in the direction's lane if it
+    /// does not overtake a packet before it, else on its own.
+    fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: Packet) {
+        if let Err(pkt) = self.events.push_in_lane(dir, at, pkt) {
+            let slot = self.store(dir, pkt);
+            self.events.push(at, EventKind::Arrive(slot));
+        }
     }
 
     fn store(&mut self, dir: u32, pkt: Packet) -> u32 {
@@ -211,13 +219,19 @@ impl Net {
         }
     }
 
-    /// The packet in in-flight `slot` reaches the far end of its link direction. Routers
-    /// forward it; for a host, returns the agent to hand it to.
-    pub(crate) fn arrive(&mut self, slot: u32) -> Arrival {
+    /// The packet in in-flight `slot` reaches the far end of its link direction: see
+    /// [`Net::arrive`].
+    pub(crate) fn arrive_slot(&mut self, slot: u32) -> Arrival {
         let Some((dir, pkt)) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
             return Arrival::None;
         };
         self.free.push(slot);
+        self.arrive(dir, pkt)
+    }
+
+    /// `pkt` reaches the far end of link direction `dir`. Routers forward it; for a host,
+    /// returns the agent to hand it to.
+    pub(crate) fn arrive(&mut self, dir: u32, pkt: Packet) -> Arrival {
         let now = self.now;
         let d = &mut self.dirs[dir as usize];
         let (node, iface) = (d.to_node as usize, d.to_iface);
