@@ -68,9 +68,6 @@ enum Item {
     Lane(u32),
 }
 
-/// Children per heap node.
-const ARITY: usize = 2;
-
 /// The ordering key of an event at `time` scheduled as number `seq`: earlier first, then in
 /// scheduling order.
 #[inline]
@@ -101,27 +98,15 @@ impl Entry {
     }
 }
 
-/// Index and key of the smallest of `heap[first..first + ARITY]`.
-#[inline]
-fn min_of_group(heap: &[Entry], first: usize) -> (usize, u128) {
-    let c = &heap[first..first + ARITY];
-    let (k0, k1) = (c[0].key(), c[1].key());
-    if k1 < k0 {
-        (first + 1, k1)
-    } else {
-        (first, k0)
-    }
-}
-
-/// A min-heap of entries by key, `ARITY` children per node.
+/// A binary min-heap of entries by key.
 ///
-/// Padded with [`Entry::NONE`] to a whole group of children, so that choosing among children
-/// always compares `ARITY` keys, with no partial group to treat apart.
+/// Padded with [`Entry::NONE`] to a whole pair of children, so that choosing a child always
+/// compares two keys, with no lone last child to treat apart. Index arithmetic uses shifts
+/// and wrapping additions: indices stay below the length, far from overflowing.
 #[derive(Debug)]
 struct Heap {
-    /// `entries[i]`'s children are `entries[ARITY·i + 1 ..= ARITY·i + ARITY]`, none earlier;
-    /// from `len` on, every entry is [`Entry::NONE`], and the length is one more than a
-    /// multiple of `ARITY`.
+    /// `entries[i]`'s children are `entries[2i + 1]` and `entries[2i + 2]`, neither earlier;
+    /// from `len` on, every entry is [`Entry::NONE`], and the length is odd.
     entries: Vec<Entry>,
     /// Entries in use.
     len: usize,
@@ -136,6 +121,12 @@ impl Default for Heap {
     }
 }
 
+/// The parent of node `i` (> 0).
+#[inline]
+fn parent(i: usize) -> usize {
+    i.wrapping_sub(1) >> 1
+}
+
 impl Heap {
     /// The earliest entry ([`Entry::NONE`] if empty).
     #[inline]
@@ -146,20 +137,21 @@ impl Heap {
     fn push(&mut self, entry: Entry) {
         let mut i = self.len;
         if i == self.entries.len() {
-            self.entries.extend([Entry::NONE; ARITY]);
+            self.entries.extend([Entry::NONE; 2]);
         }
-        self.len += 1;
+        self.len = i.wrapping_add(1);
+        let heap = self.entries.as_mut_slice();
         let key = entry.key();
         while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let p = self.entries[parent];
-            if p.key() <= key {
+            let p = parent(i);
+            let up = heap[p];
+            if up.key() <= key {
                 break;
             }
-            self.entries[i] = p;
-            i = parent;
+            heap[i] = up;
+            i = p;
         }
-        self.entries[i] = entry;
+        heap[i] = entry;
     }
 
     /// Removes the earliest entry (if any).
@@ -181,26 +173,29 @@ impl Heap {
     /// rises little, and each level down costs one comparison instead of two).
     fn replace_top(&mut self, entry: Entry) {
         let n = self.len;
-        let heap = &mut self.entries[..];
+        let heap = self.entries.as_mut_slice();
         let key = entry.key();
         let mut i = 0;
         loop {
-            let first = ARITY * i + 1;
+            let first = (i << 1) | 1;
             if first >= n {
                 break;
             }
-            let (m, _) = min_of_group(heap, first);
+            let Some([a, b]) = heap.get(first..).and_then(|c| c.first_chunk::<2>()) else {
+                break;
+            };
+            let m = first.wrapping_add(usize::from(b.key() < a.key()));
             heap[i] = heap[m];
             i = m;
         }
         while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let p = heap[parent];
-            if p.key() <= key {
+            let p = parent(i);
+            let up = heap[p];
+            if up.key() <= key {
                 break;
             }
-            heap[i] = p;
-            i = parent;
+            heap[i] = up;
+            i = p;
         }
         heap[i] = entry;
     }
