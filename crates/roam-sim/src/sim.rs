@@ -156,8 +156,18 @@ impl Net {
 
     /// The transmitter of `dir` may take the next packet.
     pub(crate) fn tx_ready(&mut self, dir: u32) {
-        let mut buf = std::mem::take(&mut self.departures);
         let now = self.now;
+        if let Some(woken) = self.dirs[dir as usize].chan.wake_rate(now) {
+            if let Some((item, done)) = woken.departed {
+                self.depart(dir, item, done);
+            }
+            if let Some(t) = woken.next {
+                self.events.push(t, EventKind::TxReady(dir));
+            }
+            return;
+        }
+        // A trace-driven transmitter may send several packets at one opportunity.
+        let mut buf = std::mem::take(&mut self.departures);
         let next = self.dirs[dir as usize]
             .chan
             .wake(now, |item, done| buf.push((item, done)));
