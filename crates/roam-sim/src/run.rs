@@ -479,12 +479,13 @@ impl<'s> Runner<'s> {
                     self.notify_link(d, &mut done);
                 }
                 Popped::Event(EventKind::Blackout { dir, on }) => {
-                    let imp = &mut self.net.dirs[dir as usize].imp;
-                    imp.blackout_depth = if on {
-                        imp.blackout_depth.saturating_add(1)
+                    let d = &mut self.net.dirs[dir as usize];
+                    d.imp.blackout_depth = if on {
+                        d.imp.blackout_depth.saturating_add(1)
                     } else {
-                        imp.blackout_depth.saturating_sub(1)
+                        d.imp.blackout_depth.saturating_sub(1)
                     };
+                    d.refresh_plain();
                     self.notify_link(dir, &mut done);
                 }
                 Popped::Event(EventKind::Scheduled(i)) => {
@@ -725,6 +726,62 @@ set = {{ rate = "4Mbps", delay = "1ms" }}
             proptest::prop_assert_eq!(with_records, without_records);
             proptest::prop_assert_eq!(with, without);
         }
+    }
+
+    /// A direction that starts plain (nothing can drop an arriving packet, so arrivals skip the
+    /// impairment checks) loses packets again once loss, a blackout or a down link is switched
+    /// on at run time, and stops when it is switched off.
+    #[test]
+    fn impairments_switched_on_at_run_time_drop_arrivals() {
+        let s = Scenario::from_toml_str(
+            r#"
+[run]
+duration = "7s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "w"
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "10ms"
+[link.forward]
+blackouts = [{ at = "3s", duration = "1s" }]
+[[flow]]
+id = "f"
+protocol = "cbr"
+from = "a"
+to = "b"
+rate = "1Mbps"
+packet_size = "1000B"
+[[event]]
+at = "1s"
+link = "w"
+set = { loss = 1.0 }
+[[event]]
+at = "2s"
+link = "w"
+set = { loss = 0.0 }
+[[event]]
+at = "5s"
+link = "w"
+set = { up = false }
+[[event]]
+at = "6s"
+link = "w"
+set = { up = true }
+"#,
+            "t",
+        )
+        .unwrap();
+        let r = run(&s);
+        // 125 datagrams a second, lost for three of the seven seconds.
+        let drops = r.links[0].impairment_drops;
+        assert!((360..=390).contains(&drops), "{drops} drops");
+        let delivered = r.flows[0].bytes_delivered;
+        assert!((480_000..=510_000).contains(&delivered), "{delivered} B");
     }
 
     #[test]

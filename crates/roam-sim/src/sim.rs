@@ -49,6 +49,16 @@ pub(crate) enum Arrival {
     None,
 }
 
+/// What a direction's impairments did to an arriving packet.
+enum Impaired {
+    /// Nothing.
+    Clean,
+    /// Corrupted over a wireless hop into a host: the host hears of it.
+    Corrupted,
+    /// Lost, with this fate.
+    Dropped(PacketFate),
+}
+
 /// Everything but the agents: what an agent's [`NetCtx`] may touch.
 pub(crate) struct Net {
     pub now: Time,
@@ -243,40 +253,21 @@ impl Net {
     /// returns the agent to hand it to.
     pub(crate) fn arrive(&mut self, dir: u32, pkt: Packet) -> Arrival {
         let now = self.now;
-        let d = &mut self.dirs[dir as usize];
-        let (node, iface) = (d.to_node as usize, d.to_iface);
+        let d = &self.dirs[dir as usize];
+        let node = d.to_node as usize;
+        let iface = d.to_iface;
         let iface_up = self.nodes[node].ifaces[iface as usize].up;
-        let drop = if iface_up {
-            d.imp.arrival_drop()
+        let corrupted = if iface_up && d.plain {
+            false
         } else {
-            Some(DropCause::Outage)
-        };
-        let mut listed = || {
-            d.segment_drop
-                .as_mut()
-                .is_some_and(|s| s.should_drop(&pkt.payload))
-        };
-        let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
-        if drop != Some(DropCause::Outage) {
-            if let Some(m) = d.meter.as_mut() {
-                m.record(now, drop.is_some());
-            }
-        }
-        let corrupted = match drop {
-            None => false,
-            Some(cause) => {
-                d.stats.impairment_drops += 1;
-                if cause == DropCause::Outage || !d.wireless || self.nodes[node].is_router {
-                    let fate = if cause == DropCause::Outage {
-                        PacketFate::OutageDrop
-                    } else {
-                        PacketFate::Lost
-                    };
+            match self.impair(dir, iface_up, &pkt) {
+                Impaired::Clean => false,
+                Impaired::Corrupted => true,
+                Impaired::Dropped(fate) => {
                     note(&mut self.trace, now, dir, fate, &pkt);
                     self.recycle(pkt);
                     return Arrival::None;
                 }
-                true
             }
         };
         let ai = self.routing.index_of(pkt.dst.addr);
@@ -320,6 +311,40 @@ impl Net {
                 self.recycle(pkt);
                 Arrival::None
             }
+        }
+    }
+
+    /// What the impairments of `dir` (and the receiving interface, `iface_up`) do to `pkt`
+    /// arriving now: the full check that a plain direction ([`LinkDir::plain`]) skips.
+    fn impair(&mut self, dir: u32, iface_up: bool, pkt: &Packet) -> Impaired {
+        let now = self.now;
+        let d = &mut self.dirs[dir as usize];
+        let drop = if iface_up {
+            d.imp.arrival_drop()
+        } else {
+            Some(DropCause::Outage)
+        };
+        let mut listed = || {
+            d.segment_drop
+                .as_mut()
+                .is_some_and(|s| s.should_drop(&pkt.payload))
+        };
+        let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
+        if drop != Some(DropCause::Outage) {
+            if let Some(m) = d.meter.as_mut() {
+                m.record(now, drop.is_some());
+            }
+        }
+        let Some(cause) = drop else {
+            return Impaired::Clean;
+        };
+        d.stats.impairment_drops += 1;
+        if cause == DropCause::Outage {
+            Impaired::Dropped(PacketFate::OutageDrop)
+        } else if !d.wireless || self.nodes[d.to_node as usize].is_router {
+            Impaired::Dropped(PacketFate::Lost)
+        } else {
+            Impaired::Corrupted
         }
     }
 
@@ -386,6 +411,7 @@ impl Net {
                     if let Some(up) = change.up {
                         d.imp.up = up;
                     }
+                    d.refresh_plain();
                 }
                 if change.rate.is_some() || change.delay.is_some() {
                     self.count_handoff(2 * link);
