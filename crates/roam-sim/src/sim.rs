@@ -190,6 +190,7 @@ impl Net {
         }
     }
 
+    #[inline]
     fn depart(&mut self, dir: u32, item: Queued, done: Time) {
         let d = &mut self.dirs[dir as usize];
         d.stats.packets_sent += 1;
@@ -219,6 +220,7 @@ impl Net {
 
     /// Schedules `pkt`'s arrival at the far end of `dir` at `at`: in the direction's lane if it
     /// does not overtake a packet before it, else on its own.
+    #[inline]
     fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: Packet) {
         if let Err(pkt) = self.events.push_in_lane(dir, at, pkt) {
             let slot = self.store(dir, pkt);
