@@ -446,10 +446,10 @@ impl<'s> Runner<'s> {
                 next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
             }
             match popped {
-                Popped::Lane(dir, pkt) => {
-                    let arrival = self.net.arrive(dir, pkt);
-                    self.deliver(arrival, &mut done);
-                }
+                Popped::Lane(dir, pkt) => match self.net.arrive(dir, pkt) {
+                    Arrival::None => {}
+                    arrival => self.deliver(arrival, &mut done),
+                },
                 Popped::Event(EventKind::AgentStart(a)) => {
                     call_agent(&mut self.net, &mut self.agents[a as usize], a, Call::Start);
                     done.check(self.agents[a as usize].flow, &self.net);
