@@ -397,10 +397,8 @@ impl<'s> Runner<'s> {
 
     /// Hands an arrived packet to its agent, if it has one.
     fn deliver(&mut self, arrival: Arrival, done: &mut Completion) {
-        let (a, call) = match arrival {
-            Arrival::Deliver(a, iface, pkt) => (a, Call::Packet(iface, pkt)),
-            Arrival::Corrupted(a, iface, pkt) => (a, Call::Corrupted(iface, pkt)),
-            Arrival::None => return,
+        let Arrival::Agent(a, call) = arrival else {
+            return;
         };
         let agent = &mut self.agents[a as usize];
         call_agent(&mut self.net, agent, a, call);

@@ -40,11 +40,10 @@ pub(crate) struct NodeRt {
 /// What became of a packet reaching the far end of a link direction.
 #[derive(Debug)]
 pub(crate) enum Arrival {
-    /// Hand it to agent `.0` on local interface `.1`.
-    Deliver(u32, IfaceIdx, Packet),
-    /// It arrived corrupted over a wireless hop into its destination host: tell agent `.0`
-    /// (the host knows the frame was lost on its link, which is what ELN reports).
-    Corrupted(u32, IfaceIdx, Packet),
+    /// Call agent `.0` with it: [`Call::Packet`], or [`Call::Corrupted`] if it arrived
+    /// corrupted over a wireless hop into its destination host (the host knows the frame was
+    /// lost on its link, which is what ELN reports).
+    Agent(u32, Call),
     /// Forwarded by a router, dropped, or misrouted: nothing for an agent.
     None,
 }
@@ -302,8 +301,10 @@ impl Net {
         };
         note(&mut self.trace, now, dir, fate, &pkt);
         match agent {
-            Some(a) if mine && corrupted => Arrival::Corrupted(a, IfaceIdx(iface), pkt),
-            Some(a) if mine => Arrival::Deliver(a, IfaceIdx(iface), pkt),
+            Some(a) if mine && corrupted => {
+                Arrival::Agent(a, Call::Corrupted(IfaceIdx(iface), pkt))
+            }
+            Some(a) if mine => Arrival::Agent(a, Call::Packet(IfaceIdx(iface), pkt)),
             _ if corrupted => {
                 self.recycle(pkt);
                 Arrival::None
@@ -507,6 +508,7 @@ pub(crate) struct AgentSlot {
 }
 
 /// What to call on an agent.
+#[derive(Debug)]
 pub(crate) enum Call {
     Start,
     Packet(IfaceIdx, Packet),
