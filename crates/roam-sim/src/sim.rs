@@ -518,6 +518,7 @@ pub(crate) enum Call {
 }
 
 /// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
+#[inline]
 pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: Call) {
     let now = net.now;
     let timer_call = matches!(call, Call::Timer);
