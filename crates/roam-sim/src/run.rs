@@ -6,7 +6,7 @@ use roam_proto::Time;
 
 use crate::agent::{FlowIdx, IfaceIdx, SockAddr};
 use crate::agents::udp::{self, ParetoParams, UdpSourceParams};
-use crate::event::EventKind;
+use crate::event::{EventKind, Popped};
 use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
@@ -49,10 +49,7 @@ pub fn run_traced(
     observer: &mut dyn PacketObserver,
 ) -> RunResult {
     let mut runner = Runner::new(scenario);
-    runner.net.trace = Some(TraceBuffer::for_observer(
-        observer,
-        scenario.flows.iter().map(|f| f.id.as_str()),
-    ));
+    runner.trace_to(observer);
     runner.run(progress, Some(observer))
 }
 
@@ -139,7 +136,11 @@ fn build_net(s: &Scenario) -> Net {
 
 impl<'s> Runner<'s> {
     fn new(s: &'s Scenario) -> Runner<'s> {
-        let mut net = build_net(s);
+        Runner::with_net(s, build_net(s))
+    }
+
+    /// Sets up the agents and the first events of `s` on `net` (built by [`build_net`]).
+    fn with_net(s: &'s Scenario, mut net: Net) -> Runner<'s> {
         let seed = s.run.seed;
         let mut agents = Vec::new();
         let mut senders = Vec::new();
@@ -341,6 +342,14 @@ impl<'s> Runner<'s> {
         runner
     }
 
+    /// Records what happens to every datagram for `observer` (before [`Runner::run`]).
+    fn trace_to(&mut self, observer: &dyn PacketObserver) {
+        self.net.trace = Some(TraceBuffer::for_observer(
+            observer,
+            self.s.flows.iter().map(|f| f.id.as_str()),
+        ));
+    }
+
     fn schedule_link_events(&mut self) {
         let net = &mut self.net;
         for (li, l) in self.s.links.iter().enumerate() {
@@ -386,6 +395,16 @@ impl<'s> Runner<'s> {
         }
     }
 
+    /// Hands an arrived packet to its agent, if it has one.
+    fn deliver(&mut self, arrival: Arrival, done: &mut Completion) {
+        let Arrival::Agent(a, call) = arrival else {
+            return;
+        };
+        let agent = &mut self.agents[a as usize];
+        call_agent(&mut self.net, agent, a, call);
+        done.check(self.agents[a as usize].flow, &self.net);
+    }
+
     /// Notifies the agents at both ends of the link that direction `dir` belongs to.
     fn notify_link(&mut self, dir: u32, done: &mut Completion) {
         for d in [dir, dir ^ 1] {
@@ -416,7 +435,7 @@ impl<'s> Runner<'s> {
         let mut done = Completion::new(s);
         let mut events = 0u64;
         let mut stopped_at = None;
-        while let Some((t, kind)) = self.net.events.pop_until(end) {
+        while let Some((t, popped)) = self.net.events.pop_until(end) {
             self.net.now = t;
             events += 1;
             if t >= next_progress {
@@ -424,12 +443,16 @@ impl<'s> Runner<'s> {
                 let k = t.as_nanos() / step.as_nanos().max(1) as u64 + 1;
                 next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
             }
-            match kind {
-                EventKind::AgentStart(a) => {
+            match popped {
+                Popped::Lane(dir, pkt) => match self.net.arrive(dir, pkt) {
+                    Arrival::None => {}
+                    arrival => self.deliver(arrival, &mut done),
+                },
+                Popped::Event(EventKind::AgentStart(a)) => {
                     call_agent(&mut self.net, &mut self.agents[a as usize], a, Call::Start);
                     done.check(self.agents[a as usize].flow, &self.net);
                 }
-                EventKind::AgentTimer(a) => {
+                Popped::Event(EventKind::AgentTimer(a)) => {
                     let slot = &mut self.agents[a as usize];
                     if slot.pending == Some(t) {
                         slot.pending = None;
@@ -441,36 +464,29 @@ impl<'s> Runner<'s> {
                         arm_timer(&mut self.net, slot, a, t, false);
                     }
                 }
-                EventKind::TxReady(d) => self.net.tx_ready(d),
-                EventKind::Arrive(slot) => {
-                    let call = match self.net.arrive(slot) {
-                        Arrival::Deliver(a, iface, pkt) => Some((a, Call::Packet(iface, pkt))),
-                        Arrival::Corrupted(a, iface, pkt) => Some((a, Call::Corrupted(iface, pkt))),
-                        Arrival::None => None,
-                    };
-                    if let Some((a, call)) = call {
-                        let agent = &mut self.agents[a as usize];
-                        call_agent(&mut self.net, agent, a, call);
-                        done.check(self.agents[a as usize].flow, &self.net);
-                    }
+                Popped::Event(EventKind::TxReady(d)) => self.net.tx_ready(d),
+                Popped::Event(EventKind::Arrive(slot)) => {
+                    let arrival = self.net.arrive_slot(slot);
+                    self.deliver(arrival, &mut done);
                 }
-                EventKind::GilbertFlip(d) => {
+                Popped::Event(EventKind::GilbertFlip(d)) => {
                     if let Some(g) = self.net.dirs[d as usize].imp.gilbert.as_mut() {
                         let next = g.flip();
                         self.net.events.push(t + next, EventKind::GilbertFlip(d));
                     }
                     self.notify_link(d, &mut done);
                 }
-                EventKind::Blackout { dir, on } => {
-                    let imp = &mut self.net.dirs[dir as usize].imp;
-                    imp.blackout_depth = if on {
-                        imp.blackout_depth.saturating_add(1)
+                Popped::Event(EventKind::Blackout { dir, on }) => {
+                    let d = &mut self.net.dirs[dir as usize];
+                    d.imp.blackout_depth = if on {
+                        d.imp.blackout_depth.saturating_add(1)
                     } else {
-                        imp.blackout_depth.saturating_sub(1)
+                        d.imp.blackout_depth.saturating_sub(1)
                     };
+                    d.refresh_plain();
                     self.notify_link(dir, &mut done);
                 }
-                EventKind::Scheduled(i) => {
+                Popped::Event(EventKind::Scheduled(i)) => {
                     if let Some(e) = s.events.get(i as usize) {
                         self.net.apply(e);
                         match &e.action {
@@ -483,7 +499,7 @@ impl<'s> Runner<'s> {
                         }
                     }
                 }
-                EventKind::Sample => {
+                Popped::Event(EventKind::Sample) => {
                     let agents = &self.agents;
                     let senders = &self.senders;
                     sampler.sample(t, &self.net.counters, |i| {
@@ -596,6 +612,174 @@ mod tests {
                 self.0.borrow_mut().push((ctx.now().as_secs_f64(), info));
             }
         }
+    }
+
+    /// Every packet record of a traced run, as text.
+    #[derive(Default)]
+    struct Records(Vec<String>);
+
+    impl PacketObserver for Records {
+        fn observe(&mut self, r: &PacketRecord<'_>) {
+            self.0.push(format!(
+                "{} {} {:?} {:?} {} {}",
+                r.time.as_nanos(),
+                r.link,
+                r.fate,
+                r.flow,
+                r.bytes,
+                r.summary
+            ));
+        }
+    }
+
+    /// A traced run of `s`, with the event queue's lanes or (`lanes` false) every arrival
+    /// scheduled on its own.
+    fn traced_run(s: &Scenario, lanes: bool) -> (RunResult, Vec<String>) {
+        let mut net = build_net(s);
+        if !lanes {
+            net.events = crate::event::EventQueue::with_lanes(0);
+        }
+        let mut runner = Runner::with_net(s, net);
+        let mut records = Records::default();
+        runner.trace_to(&records);
+        let result = runner.run(&mut |_| {}, Some(&mut records));
+        (result, records.0)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6))]
+        /// Link lanes change nothing: under jitter, reordering, duplication, loss and delay
+        /// and rate changes (packets that overtake others, or would, are scheduled on their
+        /// own), the run gives the same result and the same packet records, in the same
+        /// order, as a queue without lanes.
+        #[test]
+        fn lanes_give_the_same_run_as_one_heap(
+            seed in 1u64..1000,
+            jitter_us in 0u64..3000,
+            reorder in 0.0f64..0.2,
+            duplicate in 0.0f64..0.1,
+            cut_ms in 1u64..30,
+        ) {
+            let s = Scenario::from_toml_str(
+                &format!(
+                    r#"
+[run]
+duration = "4s"
+seed = {seed}
+[[node]]
+name = "a"
+[[node]]
+name = "r"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+name = "in"
+a = "a"
+b = "r"
+rate = "20Mbps"
+delay = "5ms"
+[link.forward]
+jitter = "{jitter_us}us"
+duplicate = {duplicate}
+[link.reverse]
+reorder = {{ probability = {reorder}, delay = "3ms" }}
+[[link]]
+name = "out"
+a = "r"
+b = "b"
+rate = "5Mbps"
+delay = "30ms"
+queue = "40p"
+[link.forward]
+loss = 0.01
+reorder = {{ probability = {reorder}, delay = "2ms" }}
+[[flow]]
+id = "bulk"
+protocol = "tcp"
+from = "a"
+to = "b"
+[[flow]]
+id = "cbr"
+protocol = "cbr"
+from = "b"
+to = "a"
+rate = "500kbps"
+[[event]]
+at = "1s"
+link = "out"
+set = {{ delay = "{cut_ms}ms" }}
+[[event]]
+at = "2s"
+link = "in"
+set = {{ rate = "4Mbps", delay = "1ms" }}
+"#
+                ),
+                "lanes",
+            )
+            .unwrap();
+            let (with, with_records) = traced_run(&s, true);
+            let (without, without_records) = traced_run(&s, false);
+            proptest::prop_assert!(with.events > 1000);
+            proptest::prop_assert_eq!(with_records, without_records);
+            proptest::prop_assert_eq!(with, without);
+        }
+    }
+
+    /// A direction that starts plain (nothing can drop an arriving packet, so arrivals skip the
+    /// impairment checks) loses packets again once loss, a blackout or a down link is switched
+    /// on at run time, and stops when it is switched off.
+    #[test]
+    fn impairments_switched_on_at_run_time_drop_arrivals() {
+        let s = Scenario::from_toml_str(
+            r#"
+[run]
+duration = "7s"
+[[node]]
+name = "a"
+[[node]]
+name = "b"
+[[link]]
+name = "w"
+a = "a"
+b = "b"
+rate = "10Mbps"
+delay = "10ms"
+[link.forward]
+blackouts = [{ at = "3s", duration = "1s" }]
+[[flow]]
+id = "f"
+protocol = "cbr"
+from = "a"
+to = "b"
+rate = "1Mbps"
+packet_size = "1000B"
+[[event]]
+at = "1s"
+link = "w"
+set = { loss = 1.0 }
+[[event]]
+at = "2s"
+link = "w"
+set = { loss = 0.0 }
+[[event]]
+at = "5s"
+link = "w"
+set = { up = false }
+[[event]]
+at = "6s"
+link = "w"
+set = { up = true }
+"#,
+            "t",
+        )
+        .unwrap();
+        let r = run(&s);
+        // 125 datagrams a second, lost for three of the seven seconds.
+        let drops = r.links[0].impairment_drops;
+        assert!((360..=390).contains(&drops), "{drops} drops");
+        let delivered = r.flows[0].bytes_delivered;
+        assert!((480_000..=510_000).contains(&delivered), "{delivered} B");
     }
 
     #[test]

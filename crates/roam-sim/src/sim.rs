@@ -40,23 +40,34 @@ pub(crate) struct NodeRt {
 /// What became of a packet reaching the far end of a link direction.
 #[derive(Debug)]
 pub(crate) enum Arrival {
-    /// Hand it to agent `.0` on local interface `.1`.
-    Deliver(u32, IfaceIdx, Packet),
-    /// It arrived corrupted over a wireless hop into its destination host: tell agent `.0`
-    /// (the host knows the frame was lost on its link, which is what ELN reports).
-    Corrupted(u32, IfaceIdx, Packet),
+    /// Call agent `.0` with it: [`Call::Packet`], or [`Call::Corrupted`] if it arrived
+    /// corrupted over a wireless hop into its destination host (the host knows the frame was
+    /// lost on its link, which is what ELN reports).
+    Agent(u32, Call),
     /// Forwarded by a router, dropped, or misrouted: nothing for an agent.
     None,
+}
+
+/// What a direction's impairments did to an arriving packet.
+enum Impaired {
+    /// Nothing.
+    Clean,
+    /// Corrupted over a wireless hop into a host: the host hears of it.
+    Corrupted,
+    /// Lost, with this fate.
+    Dropped(PacketFate),
 }
 
 /// Everything but the agents: what an agent's [`NetCtx`] may touch.
 pub(crate) struct Net {
     pub now: Time,
-    pub events: EventQueue,
+    /// Pending events; lane `d` holds link direction `d`'s packets that arrive in order.
+    pub events: EventQueue<Packet>,
     pub dirs: Vec<LinkDir>,
     pub nodes: Vec<NodeRt>,
     pub routing: Routing,
-    /// Packets on the wire: (link direction, packet), by the slot an `Arrive` event names.
+    /// Packets on the wire that overtook another (their direction's lane refused them):
+    /// (link direction, packet), by the slot an `Arrive` event names.
     inflight: Vec<Option<(u32, Packet)>>,
     free: Vec<u32>,
     departures: Vec<(Queued, Time)>,
@@ -94,7 +105,7 @@ impl Net {
     ) -> Net {
         Net {
             now: Time::ZERO,
-            events: EventQueue::default(),
+            events: EventQueue::with_lanes(dirs.len()),
             dirs,
             nodes,
             routing,
@@ -154,8 +165,18 @@ impl Net {
 
     /// The transmitter of `dir` may take the next packet.
     pub(crate) fn tx_ready(&mut self, dir: u32) {
-        let mut buf = std::mem::take(&mut self.departures);
         let now = self.now;
+        if let Some(woken) = self.dirs[dir as usize].chan.wake_rate(now) {
+            if let Some((item, done)) = woken.departed {
+                self.depart(dir, item, done);
+            }
+            if let Some(t) = woken.next {
+                self.events.push(t, EventKind::TxReady(dir));
+            }
+            return;
+        }
+        // A trace-driven transmitter may send several packets at one opportunity.
+        let mut buf = std::mem::take(&mut self.departures);
         let next = self.dirs[dir as usize]
             .chan
             .wake(now, |item, done| buf.push((item, done)));
@@ -168,6 +189,7 @@ impl Net {
         }
     }
 
+    #[inline]
     fn depart(&mut self, dir: u32, item: Queued, done: Time) {
         let d = &mut self.dirs[dir as usize];
         d.stats.packets_sent += 1;
@@ -190,12 +212,19 @@ impl Net {
                 PacketFate::Duplicated,
                 &item.pkt,
             );
-            let copy = item.pkt.clone();
-            let slot = self.store(dir, copy);
-            self.events.push(arrive, EventKind::Arrive(slot));
+            self.schedule_arrival(dir, arrive, item.pkt.clone());
         }
-        let slot = self.store(dir, item.pkt);
-        self.events.push(arrive, EventKind::Arrive(slot));
+        self.schedule_arrival(dir, arrive, item.pkt);
+    }
+
+    /// Schedules `pkt`'s arrival at the far end of `dir` at `at`: in the direction's lane if it
+    /// does not overtake a packet before it, else on its own.
+    #[inline]
+    fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: Packet) {
+        if let Err(pkt) = self.events.push_in_lane(dir, at, pkt) {
+            let slot = self.store(dir, pkt);
+            self.events.push(at, EventKind::Arrive(slot));
+        }
     }
 
     fn store(&mut self, dir: u32, pkt: Packet) -> u32 {
@@ -211,48 +240,35 @@ impl Net {
         }
     }
 
-    /// The packet in in-flight `slot` reaches the far end of its link direction. Routers
-    /// forward it; for a host, returns the agent to hand it to.
-    pub(crate) fn arrive(&mut self, slot: u32) -> Arrival {
+    /// The packet in in-flight `slot` reaches the far end of its link direction: see
+    /// [`Net::arrive`].
+    pub(crate) fn arrive_slot(&mut self, slot: u32) -> Arrival {
         let Some((dir, pkt)) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
             return Arrival::None;
         };
         self.free.push(slot);
+        self.arrive(dir, pkt)
+    }
+
+    /// `pkt` reaches the far end of link direction `dir`. Routers forward it; for a host,
+    /// returns the agent to hand it to.
+    pub(crate) fn arrive(&mut self, dir: u32, pkt: Packet) -> Arrival {
         let now = self.now;
-        let d = &mut self.dirs[dir as usize];
-        let (node, iface) = (d.to_node as usize, d.to_iface);
+        let d = &self.dirs[dir as usize];
+        let node = d.to_node as usize;
+        let iface = d.to_iface;
         let iface_up = self.nodes[node].ifaces[iface as usize].up;
-        let drop = if iface_up {
-            d.imp.arrival_drop()
+        let corrupted = if iface_up && d.plain {
+            false
         } else {
-            Some(DropCause::Outage)
-        };
-        let mut listed = || {
-            d.segment_drop
-                .as_mut()
-                .is_some_and(|s| s.should_drop(&pkt.payload))
-        };
-        let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
-        if drop != Some(DropCause::Outage) {
-            if let Some(m) = d.meter.as_mut() {
-                m.record(now, drop.is_some());
-            }
-        }
-        let corrupted = match drop {
-            None => false,
-            Some(cause) => {
-                d.stats.impairment_drops += 1;
-                if cause == DropCause::Outage || !d.wireless || self.nodes[node].is_router {
-                    let fate = if cause == DropCause::Outage {
-                        PacketFate::OutageDrop
-                    } else {
-                        PacketFate::Lost
-                    };
+            match self.impair(dir, iface_up, &pkt) {
+                Impaired::Clean => false,
+                Impaired::Corrupted => true,
+                Impaired::Dropped(fate) => {
                     note(&mut self.trace, now, dir, fate, &pkt);
                     self.recycle(pkt);
                     return Arrival::None;
                 }
-                true
             }
         };
         let ai = self.routing.index_of(pkt.dst.addr);
@@ -285,8 +301,10 @@ impl Net {
         };
         note(&mut self.trace, now, dir, fate, &pkt);
         match agent {
-            Some(a) if mine && corrupted => Arrival::Corrupted(a, IfaceIdx(iface), pkt),
-            Some(a) if mine => Arrival::Deliver(a, IfaceIdx(iface), pkt),
+            Some(a) if mine && corrupted => {
+                Arrival::Agent(a, Call::Corrupted(IfaceIdx(iface), pkt))
+            }
+            Some(a) if mine => Arrival::Agent(a, Call::Packet(IfaceIdx(iface), pkt)),
             _ if corrupted => {
                 self.recycle(pkt);
                 Arrival::None
@@ -296,6 +314,40 @@ impl Net {
                 self.recycle(pkt);
                 Arrival::None
             }
+        }
+    }
+
+    /// What the impairments of `dir` (and the receiving interface, `iface_up`) do to `pkt`
+    /// arriving now: the full check that a plain direction ([`LinkDir::plain`]) skips.
+    fn impair(&mut self, dir: u32, iface_up: bool, pkt: &Packet) -> Impaired {
+        let now = self.now;
+        let d = &mut self.dirs[dir as usize];
+        let drop = if iface_up {
+            d.imp.arrival_drop()
+        } else {
+            Some(DropCause::Outage)
+        };
+        let mut listed = || {
+            d.segment_drop
+                .as_mut()
+                .is_some_and(|s| s.should_drop(&pkt.payload))
+        };
+        let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
+        if drop != Some(DropCause::Outage) {
+            if let Some(m) = d.meter.as_mut() {
+                m.record(now, drop.is_some());
+            }
+        }
+        let Some(cause) = drop else {
+            return Impaired::Clean;
+        };
+        d.stats.impairment_drops += 1;
+        if cause == DropCause::Outage {
+            Impaired::Dropped(PacketFate::OutageDrop)
+        } else if !d.wireless || self.nodes[d.to_node as usize].is_router {
+            Impaired::Dropped(PacketFate::Lost)
+        } else {
+            Impaired::Corrupted
         }
     }
 
@@ -362,6 +414,7 @@ impl Net {
                     if let Some(up) = change.up {
                         d.imp.up = up;
                     }
+                    d.refresh_plain();
                 }
                 if change.rate.is_some() || change.delay.is_some() {
                     self.count_handoff(2 * link);
@@ -455,6 +508,7 @@ pub(crate) struct AgentSlot {
 }
 
 /// What to call on an agent.
+#[derive(Debug)]
 pub(crate) enum Call {
     Start,
     Packet(IfaceIdx, Packet),
@@ -464,6 +518,7 @@ pub(crate) enum Call {
 }
 
 /// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
+#[inline]
 pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: Call) {
     let now = net.now;
     let timer_call = matches!(call, Call::Timer);

@@ -34,6 +34,15 @@ pub(crate) enum Offer {
     Dropped(Queued),
 }
 
+/// What a rate-driven transmitter did when woken ([`Channel::wake_rate`]).
+#[derive(Debug)]
+pub(crate) struct Woken {
+    /// The packet put on the wire, and when it is fully sent.
+    pub departed: Option<(Queued, Time)>,
+    /// When to wake the transmitter next, if ever.
+    pub next: Option<Time>,
+}
+
 /// Queue plus transmitter.
 #[derive(Debug)]
 pub(crate) struct Channel {
@@ -136,41 +145,34 @@ impl Channel {
     /// The transmitter may take the next packet(s) at `now`. Calls `depart(item, done)` for every
     /// packet put on the wire (fully sent at `done`) and returns when to wake it next, if ever.
     pub(crate) fn wake(&mut self, now: Time, mut depart: impl FnMut(Queued, Time)) -> Option<Time> {
-        self.wake_pending = false;
-        match &mut self.server {
-            Server::Rate(rate) => {
-                if self.busy_until > now {
-                    self.wake_pending = true;
-                    return Some(self.busy_until);
-                }
-                let item = self.queue.pop_front()?;
-                self.queued_bytes -= u64::from(item.wire);
-                let done = now + std::time::Duration::from_nanos(tx_nanos(*rate, item.wire));
-                self.busy_until = done;
+        if let Some(woken) = self.wake_rate(now) {
+            if let Some((item, done)) = woken.departed {
                 depart(item, done);
             }
-            Server::Trace(c) => {
-                c.seek(now);
-                let mut budget = 0;
-                while c.next_time() == now {
-                    budget += BYTES_PER_OPPORTUNITY;
-                    c.advance();
+            return woken.next;
+        }
+        self.wake_pending = false;
+        if let Server::Trace(c) = &mut self.server {
+            c.seek(now);
+            let mut budget = 0;
+            while c.next_time() == now {
+                budget += BYTES_PER_OPPORTUNITY;
+                c.advance();
+            }
+            while budget > 0 {
+                let Some(head) = self.queue.front() else {
+                    break;
+                };
+                let left = u64::from(head.wire) - self.head_sent;
+                if left > budget {
+                    self.head_sent += budget;
+                    break;
                 }
-                while budget > 0 {
-                    let Some(head) = self.queue.front() else {
-                        break;
-                    };
-                    let left = u64::from(head.wire) - self.head_sent;
-                    if left > budget {
-                        self.head_sent += budget;
-                        break;
-                    }
-                    budget -= left;
-                    self.head_sent = 0;
-                    if let Some(item) = self.queue.pop_front() {
-                        self.queued_bytes -= u64::from(item.wire);
-                        depart(item, now);
-                    }
+                budget -= left;
+                self.head_sent = 0;
+                if let Some(item) = self.queue.pop_front() {
+                    self.queued_bytes -= u64::from(item.wire);
+                    depart(item, now);
                 }
             }
         }
@@ -181,6 +183,43 @@ impl Channel {
         Some(match &self.server {
             Server::Rate(_) => self.busy_until,
             Server::Trace(c) => c.next_time(),
+        })
+    }
+
+    /// [`Channel::wake`] for a rate-driven transmitter, which puts at most one packet on the
+    /// wire per wake-up (`None` if trace-driven): the packet that departed, if any, and when
+    /// fully sent, and when to wake next, if ever.
+    #[inline]
+    pub(crate) fn wake_rate(&mut self, now: Time) -> Option<Woken> {
+        let Server::Rate(rate) = self.server else {
+            return None;
+        };
+        self.wake_pending = false;
+        if self.busy_until > now {
+            self.wake_pending = true;
+            return Some(Woken {
+                departed: None,
+                next: Some(self.busy_until),
+            });
+        }
+        let Some(item) = self.queue.pop_front() else {
+            return Some(Woken {
+                departed: None,
+                next: None,
+            });
+        };
+        self.queued_bytes -= u64::from(item.wire);
+        let done = now + std::time::Duration::from_nanos(tx_nanos(rate, item.wire));
+        self.busy_until = done;
+        let next = if self.queue.is_empty() {
+            None
+        } else {
+            self.wake_pending = true;
+            Some(done)
+        };
+        Some(Woken {
+            departed: Some((item, done)),
+            next,
         })
     }
 

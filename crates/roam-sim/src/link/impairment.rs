@@ -82,6 +82,12 @@ impl Impairments {
         (self.loss > 0.0 && self.loss_rng.gen::<f64>() < self.loss).then_some(DropCause::Corruption)
     }
 
+    /// Whether an arriving packet may be lost at random (Bernoulli or Gilbert–Elliott): when
+    /// not, [`Impairments::arrival_drop`] draws nothing and only outages drop.
+    pub(crate) fn random_loss(&self) -> bool {
+        self.loss > 0.0 || self.gilbert.is_some()
+    }
+
     /// Long-run loss probability of the random-loss processes (Bernoulli and Gilbert–Elliott).
     pub(crate) fn mean_loss(&self) -> f64 {
         let ge = self.gilbert.as_ref().map_or(0.0, Gilbert::mean_loss);

@@ -52,6 +52,10 @@ pub(crate) struct LinkDir {
     pub segment_drop: Option<segment_drop::SegmentDrop>,
     /// Latest in-order arrival time scheduled so far: jittered packets never arrive before it.
     pub last_arrival: Time,
+    /// Nothing can drop, corrupt or meter an arriving packet: the direction is up, outside
+    /// any blackout, without random or Gilbert–Elliott loss, segment drops or a loss meter.
+    /// Kept by [`LinkDir::refresh_plain`] after every change to those.
+    pub plain: bool,
 }
 
 impl LinkDir {
@@ -86,7 +90,7 @@ impl LinkDir {
             .gilbert
             .as_ref()
             .map(|g| Gilbert::new(g, stream_rng(seed, &format!("{stream}:gilbert"))));
-        LinkDir {
+        let mut dir = LinkDir {
             to_node,
             to_iface,
             delay_ns: u64::try_from(spec.delay.as_nanos()).unwrap_or(u64::MAX),
@@ -103,7 +107,21 @@ impl LinkDir {
                 .as_ref()
                 .map(segment_drop::SegmentDrop::new),
             last_arrival: Time::ZERO,
-        }
+            plain: false,
+        };
+        dir.refresh_plain();
+        dir
+    }
+
+    /// Recomputes [`LinkDir::plain`]; to be called after any change to the direction's
+    /// impairments (loss, up/down, blackouts).
+    pub(crate) fn refresh_plain(&mut self) {
+        let i = &self.imp;
+        self.plain = i.up
+            && i.blackout_depth == 0
+            && !i.random_loss()
+            && self.segment_drop.is_none()
+            && self.meter.is_none();
     }
 
     /// The loss rate reported in link info: measured over the window, or the model's exact
