@@ -187,15 +187,9 @@ where
     /// deadline is re-read.
     pub fn connection_mut(&mut self, h: Handle) -> Option<&mut P::Connection> {
         let e = self.table.get_mut(h)?;
-        if !e.queued {
-            e.queued = true;
-            self.ready.push_back(h);
-        }
-        // Its deadline is re-read at the next call into the endpoint, after the change.
-        if !e.touched {
-            e.touched = true;
-            self.touched.push(h);
-        }
+        queue(e, h, &mut self.ready);
+        // Its deadline is re-read when next asked for, after the change.
+        mark_touched(e, h, &mut self.touched);
         Some(&mut e.conn)
     }
 
@@ -560,50 +554,41 @@ where
         h
     }
 
-    /// Marks `h` as possibly having something to send.
+    /// Marks `h` as possibly having something to send, and its deadline as changed.
     fn touch(&mut self, h: Handle) {
         if let Some(e) = self.table.get_mut(h) {
-            if !e.queued {
-                e.queued = true;
-                self.ready.push_back(h);
-            }
-        }
-        self.mark_touched(h);
-    }
-
-    /// Notes that `h`'s deadline may have moved: it is re-read by the next [`Self::settle`],
-    /// which the calls that read deadlines ([`Self::poll_timeout`], [`Self::handle_timeout`])
-    /// run first. Reading it once there, rather than after each datagram in and out, spares a
-    /// host several deadline computations per packet.
-    fn mark_touched(&mut self, h: Handle) {
-        if let Some(e) = self.table.get_mut(h) {
-            if !e.touched {
-                e.touched = true;
-                self.touched.push(h);
-            }
+            queue(e, h, &mut self.ready);
+            mark_touched(e, h, &mut self.touched);
         }
     }
 
     /// After the connection received, fired or was opened: removes it if drained, else
-    /// queues it for sending and marks its deadline for re-reading.
+    /// queues it for sending and marks its deadline for re-reading ([`mark_touched`]).
     fn after_change(&mut self, h: Handle) {
-        if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
+        let Some(e) = self.table.get_mut(h) else {
+            return;
+        };
+        if e.conn.is_drained() {
             self.stats.drained += 1;
             self.remove_with(h, RemoveReason::Drained);
             return;
         }
-        self.touch(h);
+        queue(e, h, &mut self.ready);
+        mark_touched(e, h, &mut self.touched);
     }
 
     /// After the connection sent: it may have drained (its last datagram, removed at once), or
     /// its deadline may have moved (a retransmission timer armed: marked for re-reading).
     fn after_transmit(&mut self, h: Handle) {
-        if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
+        let Some(e) = self.table.get_mut(h) else {
+            return;
+        };
+        if e.conn.is_drained() {
             self.stats.drained += 1;
             self.remove_with(h, RemoveReason::Drained);
             return;
         }
-        self.mark_touched(h);
+        mark_touched(e, h, &mut self.touched);
     }
 
     /// Rebuilds the timer heap from the live deadlines once stale entries outnumber them.
@@ -640,5 +625,24 @@ where
                 conn: e.conn,
             });
         }
+    }
+}
+
+/// Puts connection `h` (entry `e`) on the send queue unless it is there.
+fn queue<C, L, A>(e: &mut Entry<C, L, A>, h: Handle, ready: &mut VecDeque<Handle>) {
+    if !e.queued {
+        e.queued = true;
+        ready.push_back(h);
+    }
+}
+
+/// Notes that connection `h`'s (entry `e`) deadline may have moved: it is re-read by the next
+/// [`Endpoint::settle`], which the calls that read deadlines ([`Endpoint::poll_timeout`],
+/// [`Endpoint::handle_timeout`]) run first. Reading it once there, rather than after each
+/// datagram in and out, spares a host several deadline computations per packet.
+fn mark_touched<C, L, A>(e: &mut Entry<C, L, A>, h: Handle, touched: &mut Vec<Handle>) {
+    if !e.touched {
+        e.touched = true;
+        touched.push(h);
     }
 }
