@@ -127,6 +127,23 @@ fn parent(i: usize) -> usize {
     i.wrapping_sub(1) >> 1
 }
 
+/// Puts `entry` into the hole at `i`, moving later parents down until the one above is not
+/// later than it.
+#[inline(always)]
+fn sift_up(heap: &mut [Entry], mut i: usize, entry: Entry) {
+    let key = entry.key();
+    while i > 0 {
+        let p = parent(i);
+        let up = heap[p];
+        if up.key() <= key {
+            break;
+        }
+        heap[i] = up;
+        i = p;
+    }
+    heap[i] = entry;
+}
+
 impl Heap {
     /// The earliest entry ([`Entry::NONE`] if empty).
     #[inline]
@@ -135,23 +152,12 @@ impl Heap {
     }
 
     fn push(&mut self, entry: Entry) {
-        let mut i = self.len;
+        let i = self.len;
         if i == self.entries.len() {
             self.entries.extend([Entry::NONE; 2]);
         }
         self.len = i.wrapping_add(1);
-        let heap = self.entries.as_mut_slice();
-        let key = entry.key();
-        while i > 0 {
-            let p = parent(i);
-            let up = heap[p];
-            if up.key() <= key {
-                break;
-            }
-            heap[i] = up;
-            i = p;
-        }
-        heap[i] = entry;
+        sift_up(self.entries.as_mut_slice(), i, entry);
     }
 
     /// Removes the earliest entry (if any).
@@ -174,7 +180,6 @@ impl Heap {
     fn replace_top(&mut self, entry: Entry) {
         let n = self.len;
         let heap = self.entries.as_mut_slice();
-        let key = entry.key();
         let mut i = 0;
         loop {
             let first = (i << 1) | 1;
@@ -188,16 +193,7 @@ impl Heap {
             heap[i] = heap[m];
             i = m;
         }
-        while i > 0 {
-            let p = parent(i);
-            let up = heap[p];
-            if up.key() <= key {
-                break;
-            }
-            heap[i] = up;
-            i = p;
-        }
-        heap[i] = entry;
+        sift_up(heap, i, entry);
     }
 }
 
