@@ -439,8 +439,8 @@ where
 
     // --- internals ---
 
-    /// Removes the connections the application changed that have drained, newest change
-    /// first, as [`Self::settle`] does, but leaves their deadlines for it: the calls that take
+    /// Removes the connections marked changed that have drained, newest mark first, as
+    /// [`Self::settle`] does, but leaves their deadlines for it: the calls that take
     /// in or send datagrams need the table right (a drained connection neither receives nor
     /// counts against the caps), only the calls that read deadlines need those.
     fn remove_drained(&mut self) {
