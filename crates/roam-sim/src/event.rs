@@ -37,9 +37,9 @@ pub(crate) enum EventKind {
     AgentTimer(u32),
     /// A link direction's transmitter may take the next packet.
     TxReady(u32),
-    /// A packet that overtook another (by its slot in the in-flight table, which also names the
-    /// link direction) reaches the far end of a link direction. In-order packets travel in
-    /// their direction's lane instead ([`Popped::Lane`]).
+    /// A datagram that overtook another (by its slot in the simulator's datagram table, which
+    /// also notes the link direction) reaches the far end of a link direction. In-order
+    /// datagrams travel in their direction's lane instead ([`Popped::Lane`]).
     Arrive(u32),
     /// A Gilbert–Elliott channel changes state.
     GilbertFlip(u32),

@@ -19,6 +19,7 @@ mod event;
 pub mod link;
 pub mod memory;
 mod metrics;
+mod packets;
 pub mod result;
 mod rng;
 mod run;

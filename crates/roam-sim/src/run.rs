@@ -466,7 +466,7 @@ impl<'s> Runner<'s> {
                 }
                 Popped::Event(EventKind::TxReady(d)) => self.net.tx_ready(d),
                 Popped::Event(EventKind::Arrive(slot)) => {
-                    let arrival = self.net.arrive_slot(slot);
+                    let arrival = self.net.arrive_alone(slot);
                     self.deliver(arrival, &mut done);
                 }
                 Popped::Event(EventKind::GilbertFlip(d)) => {

@@ -11,6 +11,7 @@ use crate::event::{EventKind, EventQueue};
 use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
+use crate::packets::Packets;
 use crate::scenario::{EventAction, EventSpec};
 use crate::trace::{PacketFate, TraceBuffer};
 use crate::world::{Routing, NO_ROUTE};
@@ -61,15 +62,15 @@ enum Impaired {
 /// Everything but the agents: what an agent's [`NetCtx`] may touch.
 pub(crate) struct Net {
     pub now: Time,
-    /// Pending events; lane `d` holds link direction `d`'s packets that arrive in order.
-    pub events: EventQueue<Packet>,
+    /// Pending events; lane `d` holds the slots of link direction `d`'s datagrams that arrive
+    /// in order.
+    pub events: EventQueue<u32>,
     pub dirs: Vec<LinkDir>,
     pub nodes: Vec<NodeRt>,
     pub routing: Routing,
-    /// Packets on the wire that overtook another (their direction's lane refused them):
-    /// (link direction, packet), by the slot an `Arrive` event names.
-    inflight: Vec<Option<(u32, Packet)>>,
-    free: Vec<u32>,
+    /// The datagrams in the network (queued or on a wire): queues, lanes and events name them
+    /// by slot.
+    pub packets: Packets,
     departures: Vec<(Queued, Time)>,
     pub counters: Vec<FlowCounters>,
     scratch: FlowCounters,
@@ -82,10 +83,18 @@ pub(crate) struct Net {
     pub(crate) trace: Option<TraceBuffer>,
 }
 
-/// Records what happened to `pkt` at `dir`, if the run is traced.
-fn note(trace: &mut Option<TraceBuffer>, now: Time, dir: u32, fate: PacketFate, pkt: &Packet) {
-    if let Some(t) = trace.as_mut() {
-        t.note(now, dir, fate, pkt);
+/// Records what happened to the datagram in slot `pkt` at `dir`, if the run is traced.
+#[inline]
+fn note(
+    trace: &mut Option<TraceBuffer>,
+    packets: &Packets,
+    now: Time,
+    dir: u32,
+    fate: PacketFate,
+    pkt: u32,
+) {
+    if let (Some(t), Some(p)) = (trace.as_mut(), packets.get(pkt)) {
+        t.note(now, dir, fate, p);
     }
 }
 
@@ -109,8 +118,7 @@ impl Net {
             dirs,
             nodes,
             routing,
-            inflight: Vec::new(),
-            free: Vec::new(),
+            packets: Packets::default(),
             departures: Vec::new(),
             counters: vec![FlowCounters::default(); n_flows],
             scratch: FlowCounters::default(),
@@ -126,6 +134,13 @@ impl Net {
         self.keep_spare(pkt.payload);
     }
 
+    /// Frees slot `pkt` (if it holds a datagram), keeping the datagram's buffer for reuse.
+    fn release(&mut self, pkt: u32) {
+        if let Some(p) = self.packets.take(pkt) {
+            self.recycle(p);
+        }
+    }
+
     fn keep_spare(&mut self, mut buf: Vec<u8>) {
         if self.spare_buffers.len() < MAX_SPARE_BUFFERS {
             buf.clear();
@@ -133,32 +148,39 @@ impl Net {
         }
     }
 
-    /// Puts `pkt` into link direction `dir`'s queue (or straight onto the wire).
-    pub(crate) fn enqueue(&mut self, dir: u32, pkt: Packet) {
+    /// Puts the datagram in slot `pkt` into link direction `dir`'s queue (or straight onto the
+    /// wire).
+    pub(crate) fn enqueue(&mut self, dir: u32, pkt: u32) {
+        let Some(p) = self.packets.get(pkt) else {
+            return;
+        };
         let wire =
-            u32::try_from(pkt.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
+            u32::try_from(p.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
         let now = self.now;
         let d = &mut self.dirs[dir as usize];
         if let Some(done) = d.chan.start_if_idle(now, wire) {
             self.depart(dir, Queued { pkt, wire }, done);
             return;
         }
-        // A queued packet is out of reach once offered: summarise it first when tracing.
-        let queued = self
-            .trace
-            .as_ref()
-            .and_then(|t| t.record(now, dir, PacketFate::Queued, &pkt));
-        let offer = d.chan.offer(now, Queued { pkt, wire });
-        if let (Offer::Queued { .. }, Some(t), Some(r)) = (&offer, self.trace.as_mut(), queued) {
-            t.records.push(r);
-        }
-        match offer {
-            Offer::Queued { wake: Some(t) } => self.events.push(t, EventKind::TxReady(dir)),
-            Offer::Queued { wake: None } => {}
+        match d.chan.offer(now, Queued { pkt, wire }) {
+            Offer::Queued { wake } => {
+                note(
+                    &mut self.trace,
+                    &self.packets,
+                    now,
+                    dir,
+                    PacketFate::Queued,
+                    pkt,
+                );
+                if let Some(t) = wake {
+                    self.events.push(t, EventKind::TxReady(dir));
+                }
+            }
             Offer::Dropped(item) => {
                 d.stats.queue_drops += 1;
-                note(&mut self.trace, now, dir, PacketFate::QueueDrop, &item.pkt);
-                self.recycle(item.pkt);
+                let fate = PacketFate::QueueDrop;
+                note(&mut self.trace, &self.packets, now, dir, fate, item.pkt);
+                self.release(item.pkt);
             }
         }
     }
@@ -203,56 +225,46 @@ impl Net {
             d.last_arrival = in_order;
         }
         let arrive = in_order + Duration::from_nanos(dep.reorder);
-        note(&mut self.trace, self.now, dir, PacketFate::Sent, &item.pkt);
+        let (now, pkt) = (self.now, item.pkt);
+        note(
+            &mut self.trace,
+            &self.packets,
+            now,
+            dir,
+            PacketFate::Sent,
+            pkt,
+        );
         if dep.duplicate {
-            note(
-                &mut self.trace,
-                self.now,
-                dir,
-                PacketFate::Duplicated,
-                &item.pkt,
-            );
-            self.schedule_arrival(dir, arrive, item.pkt.clone());
+            let fate = PacketFate::Duplicated;
+            note(&mut self.trace, &self.packets, now, dir, fate, pkt);
+            if let Some(copy) = self.packets.get(pkt).cloned() {
+                let copy = self.packets.put(copy);
+                self.schedule_arrival(dir, arrive, copy);
+            }
         }
-        self.schedule_arrival(dir, arrive, item.pkt);
+        self.schedule_arrival(dir, arrive, pkt);
     }
 
-    /// Schedules `pkt`'s arrival at the far end of `dir` at `at`: in the direction's lane if it
-    /// does not overtake a packet before it, else on its own.
+    /// Schedules the arrival of the datagram in slot `pkt` at the far end of `dir` at `at`: in
+    /// the direction's lane if it does not overtake a datagram before it, else on its own.
     #[inline]
-    fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: Packet) {
-        if let Err(pkt) = self.events.push_in_lane(dir, at, pkt) {
-            let slot = self.store(dir, pkt);
-            self.events.push(at, EventKind::Arrive(slot));
+    fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: u32) {
+        if self.events.push_in_lane(dir, at, pkt).is_err() {
+            self.packets.set_dir(pkt, dir);
+            self.events.push(at, EventKind::Arrive(pkt));
         }
     }
 
-    fn store(&mut self, dir: u32, pkt: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.inflight[i as usize] = Some((dir, pkt));
-                i
-            }
-            None => {
-                self.inflight.push(Some((dir, pkt)));
-                (self.inflight.len() - 1) as u32
-            }
-        }
-    }
-
-    /// The packet in in-flight `slot` reaches the far end of its link direction: see
-    /// [`Net::arrive`].
-    pub(crate) fn arrive_slot(&mut self, slot: u32) -> Arrival {
-        let Some((dir, pkt)) = self.inflight.get_mut(slot as usize).and_then(Option::take) else {
-            return Arrival::None;
-        };
-        self.free.push(slot);
+    /// The datagram in slot `pkt`, whose arrival was scheduled on its own, reaches the far end
+    /// of its link direction: see [`Net::arrive`].
+    pub(crate) fn arrive_alone(&mut self, pkt: u32) -> Arrival {
+        let dir = self.packets.dir(pkt);
         self.arrive(dir, pkt)
     }
 
-    /// `pkt` reaches the far end of link direction `dir`. Routers forward it; for a host,
-    /// returns the agent to hand it to.
-    pub(crate) fn arrive(&mut self, dir: u32, pkt: Packet) -> Arrival {
+    /// The datagram in slot `pkt` reaches the far end of link direction `dir`. Routers forward
+    /// it; for a host, returns the agent to hand it to.
+    pub(crate) fn arrive(&mut self, dir: u32, pkt: u32) -> Arrival {
         let now = self.now;
         let d = &self.dirs[dir as usize];
         let node = d.to_node as usize;
@@ -261,17 +273,20 @@ impl Net {
         let corrupted = if iface_up && d.plain {
             false
         } else {
-            match self.impair(dir, iface_up, &pkt) {
+            match self.impair(dir, iface_up, pkt) {
                 Impaired::Clean => false,
                 Impaired::Corrupted => true,
                 Impaired::Dropped(fate) => {
-                    note(&mut self.trace, now, dir, fate, &pkt);
-                    self.recycle(pkt);
+                    note(&mut self.trace, &self.packets, now, dir, fate, pkt);
+                    self.release(pkt);
                     return Arrival::None;
                 }
             }
         };
-        let ai = self.routing.index_of(pkt.dst.addr);
+        let Some(dst) = self.packets.get(pkt).map(|p| p.dst) else {
+            return Arrival::None;
+        };
+        let ai = self.routing.index_of(dst.addr);
         let n = &self.nodes[node];
         if n.is_router {
             let out = ai
@@ -279,10 +294,12 @@ impl Net {
                 .unwrap_or(NO_ROUTE);
             if out == NO_ROUTE {
                 self.misrouted += 1;
-                note(&mut self.trace, now, dir, PacketFate::Misrouted, &pkt);
-                self.recycle(pkt);
+                let fate = PacketFate::Misrouted;
+                note(&mut self.trace, &self.packets, now, dir, fate, pkt);
+                self.release(pkt);
             } else {
-                note(&mut self.trace, now, dir, PacketFate::Forwarded, &pkt);
+                let fate = PacketFate::Forwarded;
+                note(&mut self.trace, &self.packets, now, dir, fate, pkt);
                 self.enqueue(out, pkt);
             }
             return Arrival::None;
@@ -290,7 +307,7 @@ impl Net {
         let mine = ai.is_some_and(|ai| self.routing.owners[ai as usize].0 as usize == node);
         let agent = n
             .ports
-            .binary_search_by_key(&pkt.dst.port, |&(p, _)| p)
+            .binary_search_by_key(&dst.port, |&(p, _)| p)
             .ok()
             .map(|i| n.ports[i].1);
         let fate = match agent {
@@ -299,27 +316,28 @@ impl Net {
             _ if corrupted => PacketFate::Lost,
             _ => PacketFate::Misrouted,
         };
-        note(&mut self.trace, now, dir, fate, &pkt);
+        note(&mut self.trace, &self.packets, now, dir, fate, pkt);
         match agent {
             Some(a) if mine && corrupted => {
                 Arrival::Agent(a, Call::Corrupted(IfaceIdx(iface), pkt))
             }
             Some(a) if mine => Arrival::Agent(a, Call::Packet(IfaceIdx(iface), pkt)),
             _ if corrupted => {
-                self.recycle(pkt);
+                self.release(pkt);
                 Arrival::None
             }
             _ => {
                 self.misrouted += 1;
-                self.recycle(pkt);
+                self.release(pkt);
                 Arrival::None
             }
         }
     }
 
-    /// What the impairments of `dir` (and the receiving interface, `iface_up`) do to `pkt`
-    /// arriving now: the full check that a plain direction ([`LinkDir::plain`]) skips.
-    fn impair(&mut self, dir: u32, iface_up: bool, pkt: &Packet) -> Impaired {
+    /// What the impairments of `dir` (and the receiving interface, `iface_up`) do to the
+    /// datagram in slot `pkt` arriving now: the full check that a plain direction
+    /// ([`LinkDir::plain`]) skips.
+    fn impair(&mut self, dir: u32, iface_up: bool, pkt: u32) -> Impaired {
         let now = self.now;
         let d = &mut self.dirs[dir as usize];
         let drop = if iface_up {
@@ -327,10 +345,11 @@ impl Net {
         } else {
             Some(DropCause::Outage)
         };
+        let payload = self.packets.get(pkt).map_or(&[][..], |p| &p.payload);
         let mut listed = || {
             d.segment_drop
                 .as_mut()
-                .is_some_and(|s| s.should_drop(&pkt.payload))
+                .is_some_and(|s| s.should_drop(payload))
         };
         let drop = drop.or_else(|| listed().then_some(DropCause::Corruption));
         if drop != Some(DropCause::Outage) {
@@ -454,7 +473,8 @@ impl NetCtx for Ctx<'_> {
         };
         let out = i.out;
         if i.up {
-            self.net.enqueue(out, packet);
+            let pkt = self.net.packets.put(packet);
+            self.net.enqueue(out, pkt);
         } else {
             self.net.dirs[out as usize].stats.impairment_drops += 1;
             self.net.recycle(packet);
@@ -511,10 +531,12 @@ pub(crate) struct AgentSlot {
 #[derive(Debug)]
 pub(crate) enum Call {
     Start,
-    Packet(IfaceIdx, Packet),
+    /// The datagram in this slot of [`Net::packets`] arrived.
+    Packet(IfaceIdx, u32),
     Timer,
     LinkChange(IfaceIdx),
-    Corrupted(IfaceIdx, Packet),
+    /// The datagram in this slot of [`Net::packets`] arrived corrupted.
+    Corrupted(IfaceIdx, u32),
 }
 
 /// Calls an agent, then queues a timer event if its deadline moved earlier than the one pending.
@@ -531,14 +553,18 @@ pub(crate) fn call_agent(net: &mut Net, slot: &mut AgentSlot, index: u32, call: 
         match call {
             Call::Start => slot.agent.start(&mut ctx),
             Call::Packet(iface, pkt) => {
-                slot.agent.on_packet(iface, &pkt, &mut ctx);
-                ctx.net.recycle(pkt);
+                if let Some(pkt) = ctx.net.packets.take(pkt) {
+                    slot.agent.on_packet(iface, &pkt, &mut ctx);
+                    ctx.net.recycle(pkt);
+                }
             }
             Call::Timer => slot.agent.on_timer(&mut ctx),
             Call::LinkChange(iface) => slot.agent.on_link_change(iface, &mut ctx),
             Call::Corrupted(iface, pkt) => {
-                slot.agent.on_corrupted(iface, &pkt, &mut ctx);
-                ctx.net.recycle(pkt);
+                if let Some(pkt) = ctx.net.packets.take(pkt) {
+                    slot.agent.on_corrupted(iface, &pkt, &mut ctx);
+                    ctx.net.recycle(pkt);
+                }
             }
         }
     }

@@ -6,13 +6,13 @@ use std::collections::VecDeque;
 use roam_proto::Time;
 
 use super::trace::{TraceCursor, BYTES_PER_OPPORTUNITY};
-use crate::agent::Packet;
 use crate::scenario::QueueLimit;
 
-/// A packet waiting for (or in) the transmitter, with its on-wire size.
-#[derive(Debug)]
+/// A datagram waiting for (or in) the transmitter: its slot in the simulator's datagram table
+/// (`crate::packets::Packets`) and its on-wire size.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Queued {
-    pub pkt: Packet,
+    pub pkt: u32,
     pub wire: u32,
 }
 
@@ -265,22 +265,9 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Addr, SockAddr};
 
     fn item(wire: u32) -> Queued {
-        let a = SockAddr {
-            addr: Addr(1),
-            port: 1,
-        };
-        Queued {
-            pkt: Packet {
-                src: a,
-                dst: a,
-                payload: Vec::new(),
-                flow: None,
-            },
-            wire,
-        }
+        Queued { pkt: 0, wire }
     }
 
     #[test]
