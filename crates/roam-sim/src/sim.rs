@@ -84,7 +84,8 @@ pub(crate) struct Net {
 }
 
 /// Records what happened to the datagram in slot `pkt` at `dir`, if the run is traced.
-#[inline]
+// Always inlined: a run that is not traced pays one test per call.
+#[inline(always)]
 fn note(
     trace: &mut Option<TraceBuffer>,
     packets: &Packets,
@@ -93,8 +94,24 @@ fn note(
     fate: PacketFate,
     pkt: u32,
 ) {
-    if let (Some(t), Some(p)) = (trace.as_mut(), packets.get(pkt)) {
-        t.note(now, dir, fate, p);
+    if let Some(t) = trace.as_mut() {
+        note_traced(t, packets, now, dir, fate, pkt);
+    }
+}
+
+/// [`note`] in a traced run.
+#[cold]
+#[inline(never)]
+fn note_traced(
+    trace: &mut TraceBuffer,
+    packets: &Packets,
+    now: Time,
+    dir: u32,
+    fate: PacketFate,
+    pkt: u32,
+) {
+    if let Some(p) = packets.get(pkt) {
+        trace.note(now, dir, fate, p);
     }
 }
 
