@@ -635,10 +635,17 @@ mod tests {
     /// A traced run of `s`, with the event queue's lanes or (`lanes` false) every arrival
     /// scheduled on its own.
     fn traced_run(s: &Scenario, lanes: bool) -> (RunResult, Vec<String>) {
+        traced_run_with(s, |net| {
+            if !lanes {
+                net.events = crate::event::EventQueue::with_lanes(0);
+            }
+        })
+    }
+
+    /// A traced run of `s` on the network as `adjust` leaves it.
+    fn traced_run_with(s: &Scenario, adjust: impl FnOnce(&mut Net)) -> (RunResult, Vec<String>) {
         let mut net = build_net(s);
-        if !lanes {
-            net.events = crate::event::EventQueue::with_lanes(0);
-        }
+        adjust(&mut net);
         let mut runner = Runner::with_net(s, net);
         let mut records = Records::default();
         runner.trace_to(&records);
@@ -723,6 +730,134 @@ set = {{ rate = "4Mbps", delay = "1ms" }}
             proptest::prop_assert!(with.events > 1000);
             proptest::prop_assert_eq!(with_records, without_records);
             proptest::prop_assert_eq!(with, without);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6))]
+        /// A router's plain hop (forwarded without the arrival checks) changes nothing: with
+        /// loss, jitter, reordering, duplication, blackouts, loss and delay and rate changes, a
+        /// link taken down and a router's interface taken down and up again (directions that
+        /// stop and start being plain), the run gives the same result and the same packet
+        /// records, in the same order, as one where every arrival takes the checked path.
+        #[test]
+        fn plain_forwarding_gives_the_same_run_as_the_checked_path(
+            seed in 1u64..1000,
+            loss in 0.0f64..0.05,
+            jitter_us in 0u64..2000,
+            reorder in 0.0f64..0.2,
+            duplicate in 0.0f64..0.1,
+            blackout_ms in 1u64..400,
+        ) {
+            let s = Scenario::from_toml_str(
+                &format!(
+                    r#"
+[run]
+duration = "5s"
+seed = {seed}
+[[node]]
+name = "a"
+[[node]]
+name = "c"
+[[node]]
+name = "r1"
+kind = "router"
+[[node]]
+name = "r2"
+kind = "router"
+[[node]]
+name = "b"
+[[link]]
+name = "in"
+a = "a"
+b = "r1"
+rate = "20Mbps"
+delay = "2ms"
+[link.forward]
+duplicate = {duplicate}
+[link.reverse]
+loss = {loss}
+[[link]]
+name = "side"
+a = "c"
+b = "r1"
+rate = "10Mbps"
+delay = "4ms"
+[link.forward]
+reorder = {{ probability = {reorder}, delay = "3ms" }}
+[[link]]
+name = "mid"
+a = "r1"
+b = "r2"
+rate = "8Mbps"
+delay = "10ms"
+queue = "30p"
+[link.forward]
+jitter = "{jitter_us}us"
+blackouts = [{{ at = "1500ms", duration = "{blackout_ms}ms" }}]
+[link.reverse]
+reorder = {{ probability = {reorder}, delay = "2ms" }}
+[[link]]
+name = "out"
+a = "r2"
+b = "b"
+rate = "50Mbps"
+delay = "1ms"
+[link.forward]
+loss = {loss}
+[[flow]]
+id = "bulk"
+protocol = "tcp"
+from = "a"
+to = "b"
+[[flow]]
+id = "side"
+protocol = "tcp"
+from = "c"
+to = "b"
+[[flow]]
+id = "cbr"
+protocol = "cbr"
+from = "b"
+to = "a"
+rate = "400kbps"
+[[event]]
+at = "1s"
+link = "mid"
+set = {{ loss = 0.02, delay = "15ms" }}
+[[event]]
+at = "2s"
+link = "mid"
+set = {{ loss = 0.0, rate = "4Mbps" }}
+[[event]]
+at = "2500ms"
+node = "r2"
+iface = 0
+up = false
+[[event]]
+at = "2800ms"
+node = "r2"
+iface = 0
+up = true
+[[event]]
+at = "3200ms"
+link = "in"
+set = {{ up = false }}
+[[event]]
+at = "3500ms"
+link = "in"
+set = {{ up = true, delay = "1ms" }}
+"#
+                ),
+                "forwarding",
+            )
+            .unwrap();
+            let (fast, fast_records) = traced_run_with(&s, |_| {});
+            let (checked, checked_records) = traced_run_with(&s, |net| net.checked_only = true);
+            proptest::prop_assert!(fast.events > 1000);
+            proptest::prop_assert!(fast_records.iter().any(|r| r.contains("Forwarded")));
+            proptest::prop_assert_eq!(fast_records, checked_records);
+            proptest::prop_assert_eq!(fast, checked);
         }
     }
 

@@ -81,6 +81,9 @@ pub(crate) struct Net {
     spare_buffers: Vec<Vec<u8>>,
     /// Packet-trace records not yet handed to the observer (`None`: not tracing).
     pub(crate) trace: Option<TraceBuffer>,
+    /// Tests only: every arrival takes the checked path, none a router's plain hop.
+    #[cfg(test)]
+    pub(crate) checked_only: bool,
 }
 
 /// Records what happened to the datagram in slot `pkt` at `dir`, if the run is traced.
@@ -123,12 +126,15 @@ const NEW_BUFFER_CAPACITY: usize = 1600;
 
 impl Net {
     pub(crate) fn new(
-        dirs: Vec<LinkDir>,
+        mut dirs: Vec<LinkDir>,
         nodes: Vec<NodeRt>,
         routing: Routing,
         n_flows: usize,
         overhead: u32,
     ) -> Net {
+        for d in &mut dirs {
+            d.to_router = nodes.get(d.to_node as usize).is_some_and(|n| n.is_router);
+        }
         Net {
             now: Time::ZERO,
             events: EventQueue::with_lanes(dirs.len()),
@@ -143,6 +149,8 @@ impl Net {
             misrouted: 0,
             spare_buffers: Vec::new(),
             trace: None,
+            #[cfg(test)]
+            checked_only: false,
         }
     }
 
@@ -168,11 +176,20 @@ impl Net {
     /// Puts the datagram in slot `pkt` into link direction `dir`'s queue (or straight onto the
     /// wire).
     pub(crate) fn enqueue(&mut self, dir: u32, pkt: u32) {
-        let Some(p) = self.packets.get(pkt) else {
-            return;
-        };
-        let wire =
-            u32::try_from(p.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX);
+        if let Some(p) = self.packets.get(pkt) {
+            self.enqueue_sized(dir, pkt, self.wire_size(p));
+        }
+    }
+
+    /// A datagram's size on the wire: its payload and the run's header overhead.
+    #[inline]
+    fn wire_size(&self, p: &Packet) -> u32 {
+        u32::try_from(p.payload.len() as u64 + u64::from(self.overhead)).unwrap_or(u32::MAX)
+    }
+
+    /// [`Net::enqueue`] of a datagram of `wire` bytes on the wire.
+    #[inline]
+    fn enqueue_sized(&mut self, dir: u32, pkt: u32, wire: u32) {
         let now = self.now;
         let d = &mut self.dirs[dir as usize];
         if let Some(done) = d.chan.start_if_idle(now, wire) {
@@ -281,7 +298,46 @@ impl Net {
 
     /// The datagram in slot `pkt` reaches the far end of link direction `dir`. Routers forward
     /// it; for a host, returns the agent to hand it to.
+    #[inline]
     pub(crate) fn arrive(&mut self, dir: u32, pkt: u32) -> Arrival {
+        match self.plain_forward(dir, pkt) {
+            Some((out, wire)) => {
+                let fate = PacketFate::Forwarded;
+                note(&mut self.trace, &self.packets, self.now, dir, fate, pkt);
+                self.enqueue_sized(out, pkt, wire);
+                Arrival::None
+            }
+            None => self.arrive_checked(dir, pkt),
+        }
+    }
+
+    /// A router's plain hop: where the router at the far end of `dir` forwards the datagram in
+    /// slot `pkt`, and the datagram's size on the wire, if nothing can drop it on arrival (the
+    /// direction is [`LinkDir::plain`] and the router's interface is up) and the router has a
+    /// route for it. What [`Net::arrive_checked`] would do, without its checks.
+    #[inline]
+    fn plain_forward(&self, dir: u32, pkt: u32) -> Option<(u32, u32)> {
+        #[cfg(test)]
+        if self.checked_only {
+            return None;
+        }
+        let d = self.dirs.get(dir as usize)?;
+        if !(d.plain && d.to_router) {
+            return None;
+        }
+        let node = d.to_node as usize;
+        if !self.nodes.get(node)?.ifaces.get(d.to_iface as usize)?.up {
+            return None;
+        }
+        let p = self.packets.get(pkt)?;
+        let ai = self.routing.index_of(p.dst.addr)?;
+        let out = *self.routing.tables.get(node)?.get(ai as usize)?;
+        (out != NO_ROUTE).then(|| (out, self.wire_size(p)))
+    }
+
+    /// [`Net::arrive`] in general: impairments, then forwarding or delivery.
+    #[inline(never)]
+    fn arrive_checked(&mut self, dir: u32, pkt: u32) -> Arrival {
         let now = self.now;
         let d = &self.dirs[dir as usize];
         let node = d.to_node as usize;

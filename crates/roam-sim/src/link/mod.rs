@@ -36,6 +36,8 @@ pub(crate) struct LinkDir {
     pub to_node: u32,
     /// Receiving node's interface.
     pub to_iface: u32,
+    /// Whether the receiving node is a router (set by the simulator when it builds the network).
+    pub to_router: bool,
     /// Propagation delay in nanoseconds.
     pub delay_ns: u64,
     /// Queue and transmitter.
@@ -93,6 +95,7 @@ impl LinkDir {
         let mut dir = LinkDir {
             to_node,
             to_iface,
+            to_router: false,
             delay_ns: u64::try_from(spec.delay.as_nanos()).unwrap_or(u64::MAX),
             chan,
             imp,
