@@ -81,7 +81,8 @@ pub(crate) struct Net {
     spare_buffers: Vec<Vec<u8>>,
     /// Packet-trace records not yet handed to the observer (`None`: not tracing).
     pub(crate) trace: Option<TraceBuffer>,
-    /// Tests only: every arrival takes the checked path, none a router's plain hop.
+    /// Tests only: every arrival and departure takes the checked path: no router's plain hop,
+    /// no plain departure.
     #[cfg(test)]
     pub(crate) checked_only: bool,
 }
@@ -188,15 +189,24 @@ impl Net {
     }
 
     /// [`Net::enqueue`] of a datagram of `wire` bytes on the wire.
-    #[inline]
+    // Always inlined, with `depart`: a packet that finds its link idle (most do) is put on the
+    // wire and scheduled to arrive without a call.
+    #[inline(always)]
     fn enqueue_sized(&mut self, dir: u32, pkt: u32, wire: u32) {
         let now = self.now;
-        let d = &mut self.dirs[dir as usize];
-        if let Some(done) = d.chan.start_if_idle(now, wire) {
-            self.depart(dir, Queued { pkt, wire }, done);
-            return;
+        match self.dirs[dir as usize].chan.start_if_idle(now, wire) {
+            Some(done) => self.depart(dir, Queued { pkt, wire }, done),
+            None => self.offer(dir, Queued { pkt, wire }),
         }
-        match d.chan.offer(now, Queued { pkt, wire }) {
+    }
+
+    /// Offers `item` to the queue of `dir`, whose transmitter is busy: it waits, or is dropped
+    /// at the tail.
+    #[inline(never)]
+    fn offer(&mut self, dir: u32, item: Queued) {
+        let (now, pkt) = (self.now, item.pkt);
+        let d = &mut self.dirs[dir as usize];
+        match d.chan.offer(now, item) {
             Offer::Queued { wake } => {
                 note(
                     &mut self.trace,
@@ -245,11 +255,40 @@ impl Net {
         }
     }
 
-    #[inline]
+    /// `item` is fully sent on `dir` at `done`: counts it and schedules its arrival (and that
+    /// of a duplicate).
+    #[inline(always)]
     fn depart(&mut self, dir: u32, item: Queued, done: Time) {
         let d = &mut self.dirs[dir as usize];
         d.stats.packets_sent += 1;
         d.stats.bytes_sent += u64::from(item.wire);
+        #[cfg(test)]
+        let plain = d.imp.departs_plain() && !self.checked_only;
+        #[cfg(not(test))]
+        let plain = d.imp.departs_plain();
+        if !plain {
+            self.depart_impaired(dir, item.pkt, done);
+            return;
+        }
+        // What `depart_impaired` does when the impairments decide nothing.
+        let arrive = Time::from_nanos(done.as_nanos().saturating_add(d.delay_ns));
+        let now = self.now;
+        note(
+            &mut self.trace,
+            &self.packets,
+            now,
+            dir,
+            PacketFate::Sent,
+            item.pkt,
+        );
+        self.schedule_arrival(dir, arrive, item.pkt);
+    }
+
+    /// [`Net::depart`] (after the counters) of the datagram in slot `pkt` on a direction with
+    /// jitter, reordering or duplication.
+    #[inline(never)]
+    fn depart_impaired(&mut self, dir: u32, pkt: u32, done: Time) {
+        let d = &mut self.dirs[dir as usize];
         let dep = d.imp.on_depart();
         // Jitter delays a packet but keeps it behind the one before it (a FIFO link); the
         // reorder impairment's hold-back is added on top and may let later packets pass.
@@ -259,7 +298,7 @@ impl Net {
             d.last_arrival = in_order;
         }
         let arrive = in_order + Duration::from_nanos(dep.reorder);
-        let (now, pkt) = (self.now, item.pkt);
+        let now = self.now;
         note(
             &mut self.trace,
             &self.packets,
@@ -281,7 +320,7 @@ impl Net {
 
     /// Schedules the arrival of the datagram in slot `pkt` at the far end of `dir` at `at`: in
     /// the direction's lane if it does not overtake a datagram before it, else on its own.
-    #[inline]
+    #[inline(always)]
     fn schedule_arrival(&mut self, dir: u32, at: Time, pkt: u32) {
         if self.events.push_in_lane(dir, at, pkt).is_err() {
             self.packets.set_dir(pkt, dir);

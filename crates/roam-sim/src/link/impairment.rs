@@ -99,6 +99,15 @@ impl Impairments {
         self.blackout_depth > 0 || self.gilbert.as_ref().is_some_and(Gilbert::is_bad)
     }
 
+    /// Whether [`Impairments::on_depart`] decides nothing for every packet (no delay, no copy)
+    /// and draws nothing: no jitter, reordering or duplication with a positive probability.
+    #[inline]
+    pub(crate) fn departs_plain(&self) -> bool {
+        self.jitter == 0
+            && !self.reorder.is_some_and(|(p, _)| p > 0.0)
+            && (self.duplicate.is_nan() || self.duplicate <= 0.0)
+    }
+
     /// For a departing packet: extra delay (ns) that may reorder it, the order-preserving
     /// jitter (ns; the caller keeps it behind the previous packet), and whether to send a
     /// duplicate. Draws random numbers only for the impairments that are configured.
@@ -120,6 +129,40 @@ impl Impairments {
             reorder: extra,
             jitter,
             duplicate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream_rng;
+
+    /// A direction departs plain exactly when `on_depart` can decide nothing: it then decides
+    /// nothing (and draws nothing, so later draws are the same as if it had not been called).
+    #[test]
+    fn departs_plain_only_without_jitter_reordering_or_duplication() {
+        let new = || Impairments::new(stream_rng(1, "loss"), stream_rng(1, "depart"));
+        let nothing = Departure {
+            reorder: 0,
+            jitter: 0,
+            duplicate: false,
+        };
+        let mut plain = new();
+        plain.reorder = Some((0.0, 5_000));
+        assert!(plain.departs_plain());
+        assert_eq!(plain.on_depart(), nothing);
+        let mut fresh = new();
+        let next = |i: &mut Impairments| i.depart_rng.gen::<u64>();
+        assert_eq!(next(&mut plain), next(&mut fresh), "no draw was made");
+        let mut jitter = new();
+        jitter.jitter = 1;
+        let mut reorder = new();
+        reorder.reorder = Some((0.1, 5_000));
+        let mut duplicate = new();
+        duplicate.duplicate = 0.01;
+        for imp in [jitter, reorder, duplicate] {
+            assert!(!imp.departs_plain());
         }
     }
 }
