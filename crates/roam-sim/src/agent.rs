@@ -110,12 +110,57 @@ pub trait NetCtx {
     fn local_addr(&self, iface: IfaceIdx) -> Option<Addr>;
     /// This run's counters for `flow`.
     fn counters(&mut self, flow: FlowIdx) -> &mut FlowCounters;
+    /// Sends `payload` from local interface `iface`, port `port`, to `dst` as one of `flow`'s
+    /// datagrams, counted in the flow's counters (datagrams and transport bytes sent). When the
+    /// interface has no address the buffer is handed back ([`NetCtx::give_back`]), nothing is
+    /// counted and this returns false. The same as [`NetCtx::local_addr`], then
+    /// [`NetCtx::counters`], then [`NetCtx::send`], which is what it does unless the simulator
+    /// does it in one step.
+    fn send_counted(
+        &mut self,
+        flow: FlowIdx,
+        (iface, port): (IfaceIdx, u16),
+        dst: SockAddr,
+        payload: Vec<u8>,
+    ) -> bool {
+        send_counted_by_parts(self, flow, (iface, port), dst, payload)
+    }
     /// This agent's own random stream (seeded from the run seed and the agent's identity, so
     /// adding an agent does not perturb the others).
     fn rng(&mut self) -> &mut rand_chacha::ChaCha8Rng;
     /// What the simulator's link model says about the link on local interface `iface` (the
     /// host supplies this to engines as `roam_proto::linkinfo::LinkInfo`), if it exists.
     fn link_info(&self, iface: IfaceIdx) -> Option<roam_proto::linkinfo::LinkInfo>;
+}
+
+/// [`NetCtx::send_counted`] as [`NetCtx::local_addr`], [`NetCtx::counters`] and
+/// [`NetCtx::send`].
+pub(crate) fn send_counted_by_parts<C: NetCtx + ?Sized>(
+    ctx: &mut C,
+    flow: FlowIdx,
+    (iface, port): (IfaceIdx, u16),
+    dst: SockAddr,
+    payload: Vec<u8>,
+) -> bool {
+    let Some(addr) = ctx.local_addr(iface) else {
+        ctx.give_back(payload);
+        return false;
+    };
+    let c = ctx.counters(flow);
+    c.datagrams_sent += 1;
+    c.transport_bytes_sent += payload.len() as u64;
+    let src = SockAddr { addr, port };
+    let flow = Some(flow);
+    ctx.send(
+        iface,
+        Packet {
+            src,
+            dst,
+            payload,
+            flow,
+        },
+    );
+    true
 }
 
 /// A transport endpoint or traffic source on a simulated host.

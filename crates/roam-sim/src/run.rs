@@ -735,12 +735,13 @@ set = {{ rate = "4Mbps", delay = "1ms" }}
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(6))]
-        /// A router's plain hop (forwarded without the arrival checks) and a plain departure
-        /// (without the jitter, reordering and duplication draws) change nothing: with loss,
-        /// jitter, reordering, duplication, blackouts, loss and delay and rate changes, a link
-        /// taken down and a router's interface taken down and up again (directions that stop
-        /// and start being plain), the run gives the same result and the same packet records,
-        /// in the same order, as one where every arrival and departure takes the checked path.
+        /// A router's plain hop (forwarded without the arrival checks), a plain departure
+        /// (without the jitter, reordering and duplication draws) and an agent's send in one
+        /// step change nothing: with loss, jitter, reordering, duplication, blackouts, loss and
+        /// delay and rate changes, a link taken down and a router's and a host's interface
+        /// taken down and up again (directions that stop and start being plain), the run gives
+        /// the same result and the same packet records, in the same order, as one where every
+        /// arrival and departure takes the checked path and agents send by separate calls.
         #[test]
         fn plain_paths_give_the_same_run_as_the_checked_paths(
             seed in 1u64..1000,
@@ -838,6 +839,16 @@ up = false
 [[event]]
 at = "2800ms"
 node = "r2"
+iface = 0
+up = true
+[[event]]
+at = "2000ms"
+node = "a"
+iface = 0
+up = false
+[[event]]
+at = "4500ms"
+node = "a"
 iface = 0
 up = true
 [[event]]

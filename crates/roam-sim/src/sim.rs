@@ -6,7 +6,7 @@ use rand_chacha::ChaCha8Rng;
 use roam_proto::linkinfo::{ChannelState, LinkInfo};
 use roam_proto::Time;
 
-use crate::agent::{Addr, Agent, FlowCounters, FlowIdx, IfaceIdx, NetCtx, Packet};
+use crate::agent::{Addr, Agent, FlowCounters, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::event::{EventKind, EventQueue};
 use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
@@ -81,8 +81,8 @@ pub(crate) struct Net {
     spare_buffers: Vec<Vec<u8>>,
     /// Packet-trace records not yet handed to the observer (`None`: not tracing).
     pub(crate) trace: Option<TraceBuffer>,
-    /// Tests only: every arrival and departure takes the checked path: no router's plain hop,
-    /// no plain departure.
+    /// Tests only: every arrival and departure takes the checked path (no router's plain hop,
+    /// no plain departure) and agents send through `NetCtx`'s separate calls.
     #[cfg(test)]
     pub(crate) checked_only: bool,
 }
@@ -592,6 +592,51 @@ impl NetCtx for Ctx<'_> {
             self.net.dirs[out as usize].stats.impairment_drops += 1;
             self.net.recycle(packet);
         }
+    }
+
+    /// [`NetCtx::send_counted`] in one step: one look at the interface, no further calls.
+    fn send_counted(
+        &mut self,
+        flow: FlowIdx,
+        (iface, port): (IfaceIdx, u16),
+        dst: SockAddr,
+        payload: Vec<u8>,
+    ) -> bool {
+        #[cfg(test)]
+        if self.net.checked_only {
+            return crate::agent::send_counted_by_parts(self, flow, (iface, port), dst, payload);
+        }
+        let net = &mut *self.net;
+        let Some(i) = net.nodes[self.node as usize].ifaces.get(iface.0 as usize) else {
+            net.keep_spare(payload);
+            return false;
+        };
+        let Some(addr) = i.addr else {
+            net.keep_spare(payload);
+            return false;
+        };
+        let (out, up) = (i.out, i.up);
+        let c = match net.counters.get_mut(flow.0) {
+            Some(c) => c,
+            None => &mut net.scratch,
+        };
+        c.datagrams_sent += 1;
+        c.transport_bytes_sent += payload.len() as u64;
+        if up {
+            let src = SockAddr { addr, port };
+            let flow = Some(flow);
+            let pkt = net.packets.put(Packet {
+                src,
+                dst,
+                payload,
+                flow,
+            });
+            net.enqueue(out, pkt);
+        } else {
+            net.dirs[out as usize].stats.impairment_drops += 1;
+            net.keep_spare(payload);
+        }
+        true
     }
 
     fn buffer(&mut self) -> Vec<u8> {
