@@ -777,8 +777,6 @@ rate = "20Mbps"
 delay = "2ms"
 [link.forward]
 duplicate = {duplicate}
-[link.reverse]
-loss = {loss}
 [[link]]
 name = "side"
 a = "c"
@@ -787,6 +785,8 @@ rate = "10Mbps"
 delay = "4ms"
 [link.forward]
 reorder = {{ probability = {reorder}, delay = "3ms" }}
+[link.reverse]
+loss = {loss}
 [[link]]
 name = "mid"
 a = "r1"
@@ -795,6 +795,7 @@ rate = "8Mbps"
 delay = "10ms"
 queue = "30p"
 [link.forward]
+loss = {loss}
 jitter = "{jitter_us}us"
 blackouts = [{{ at = "1500ms", duration = "{blackout_ms}ms" }}]
 [link.reverse]
@@ -805,8 +806,6 @@ a = "r2"
 b = "b"
 rate = "50Mbps"
 delay = "1ms"
-[link.forward]
-loss = {loss}
 [[flow]]
 id = "bulk"
 protocol = "tcp"

@@ -49,6 +49,14 @@ pub(crate) enum Arrival {
     None,
 }
 
+/// What becomes of a plain arrival ([`Net::plain_arrival`]).
+enum Plain {
+    /// A router sends it on over link direction `out`; it is `wire` bytes on the wire.
+    Forward { out: u32, wire: u32 },
+    /// The host hands it to `agent`, which receives it on interface `iface`.
+    Deliver { agent: u32, iface: u32 },
+}
+
 /// What a direction's impairments did to an arriving packet.
 enum Impaired {
     /// Nothing.
@@ -340,39 +348,60 @@ impl Net {
     // Always inlined (into the run loop): a router's plain hop makes no call.
     #[inline(always)]
     pub(crate) fn arrive(&mut self, dir: u32, pkt: u32) -> Arrival {
-        match self.plain_forward(dir, pkt) {
-            Some((out, wire)) => {
+        match self.plain_arrival(dir, pkt) {
+            Some(Plain::Forward { out, wire }) => {
                 let fate = PacketFate::Forwarded;
                 note(&mut self.trace, &self.packets, self.now, dir, fate, pkt);
                 self.enqueue_sized(out, pkt, wire);
                 Arrival::None
             }
+            Some(Plain::Deliver { agent, iface }) => {
+                let fate = PacketFate::Delivered;
+                note(&mut self.trace, &self.packets, self.now, dir, fate, pkt);
+                Arrival::Agent(agent, Call::Packet(IfaceIdx(iface), pkt))
+            }
             None => self.arrive_checked(dir, pkt),
         }
     }
 
-    /// A router's plain hop: where the router at the far end of `dir` forwards the datagram in
-    /// slot `pkt`, and the datagram's size on the wire, if nothing can drop it on arrival (the
-    /// direction is [`LinkDir::plain`] and the router's interface is up) and the router has a
-    /// route for it. What [`Net::arrive_checked`] would do, without its checks.
-    #[inline]
-    fn plain_forward(&self, dir: u32, pkt: u32) -> Option<(u32, u32)> {
+    /// A plain arrival: what becomes of the datagram in slot `pkt` reaching the far end of
+    /// `dir` when nothing can drop it there (the direction is [`LinkDir::plain`] and the
+    /// receiving interface is up) and it has somewhere to go (a router has a route for it; a
+    /// host owns its address and has an agent on its port). What [`Net::arrive_checked`]
+    /// would decide, without its checks; `None` otherwise.
+    #[inline(always)]
+    fn plain_arrival(&self, dir: u32, pkt: u32) -> Option<Plain> {
         #[cfg(test)]
         if self.checked_only {
             return None;
         }
         let d = self.dirs.get(dir as usize)?;
-        if !(d.plain && d.to_router) {
+        if !d.plain {
             return None;
         }
         let node = d.to_node as usize;
-        if !self.nodes.get(node)?.ifaces.get(d.to_iface as usize)?.up {
+        let n = self.nodes.get(node)?;
+        if !n.ifaces.get(d.to_iface as usize)?.up {
             return None;
         }
         let p = self.packets.get(pkt)?;
         let ai = self.routing.index_of(p.dst.addr)?;
-        let out = *self.routing.tables.get(node)?.get(ai as usize)?;
-        (out != NO_ROUTE).then(|| (out, self.wire_size(p)))
+        if d.to_router {
+            let out = *self.routing.tables.get(node)?.get(ai as usize)?;
+            return (out != NO_ROUTE).then(|| Plain::Forward {
+                out,
+                wire: self.wire_size(p),
+            });
+        }
+        if self.routing.owners.get(ai as usize)?.0 as usize != node {
+            return None;
+        }
+        let at = n.ports.binary_search_by_key(&p.dst.port, |&(p, _)| p);
+        let agent = n.ports.get(at.ok()?)?.1;
+        Some(Plain::Deliver {
+            agent,
+            iface: d.to_iface,
+        })
     }
 
     /// [`Net::arrive`] in general: impairments, then forwarding or delivery.
