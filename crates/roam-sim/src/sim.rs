@@ -654,13 +654,15 @@ impl NetCtx for Ctx<'_> {
         if up {
             let src = SockAddr { addr, port };
             let flow = Some(flow);
-            let pkt = net.packets.put(Packet {
+            let pkt = Packet {
                 src,
                 dst,
                 payload,
                 flow,
-            });
-            net.enqueue(out, pkt);
+            };
+            let wire = net.wire_size(&pkt);
+            let pkt = net.packets.put(pkt);
+            net.enqueue_sized(out, pkt, wire);
         } else {
             net.dirs[out as usize].stats.impairment_drops += 1;
             net.keep_spare(payload);
