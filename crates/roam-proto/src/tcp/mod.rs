@@ -19,13 +19,13 @@ mod endpoint;
 mod initial_pacing;
 mod last_link;
 mod loss_rate;
-mod pieces;
 mod probing;
 mod reassembly;
 mod receiver;
 mod scoreboard;
 mod send_buffer;
 mod sender;
+mod sorted;
 
 pub use acceptor::{AcceptorStats, TcpAcceptor};
 pub use config::{RecoveryMode, TcpConfig};
