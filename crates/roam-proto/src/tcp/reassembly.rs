@@ -25,6 +25,18 @@ use super::sorted::Sorted;
 /// (at most 31 bytes): 184, rounded up.
 pub const PIECE_OVERHEAD: usize = 192;
 
+/// Most freed piece buffers kept for the next pieces: a sender's pieces beyond a hole are
+/// stored as a burst and pulled together once the hole is filled, and the next burst takes
+/// their buffers instead of allocating.
+const SPARE_PIECES: usize = 16;
+
+/// Most bytes of capacity the kept buffers have together.
+const SPARE_BYTES: usize = 16 * 1024;
+
+/// Bytes the kept buffers cost at most: their capacity, and for each its `Vec` header in the
+/// list and the allocator's rounding.
+pub const SPARE_BOUND: usize = SPARE_BYTES + SPARE_PIECES * (24 + 32);
+
 /// In-order bytes waiting for the application plus out-of-order ranges.
 #[derive(Debug, Clone)]
 pub struct Reassembly {
@@ -48,6 +60,12 @@ pub struct Reassembly {
     /// Held out-of-order sequence numbers, one per block most recently changed, first first
     /// (RFC 2018 §4); each stands for the block holding it.
     recent: Vec<u64>,
+    /// Freed piece buffers (empty), at most `SPARE_PIECES` of `SPARE_BYTES` together. One is
+    /// reused only for a piece of exactly its capacity: a piece then costs what a fresh
+    /// allocation would.
+    spare: Vec<Vec<u8>>,
+    /// Capacity of the buffers in `spare`.
+    spare_bytes: usize,
 }
 
 /// What happened to one arriving segment's payload.
@@ -78,6 +96,8 @@ impl Reassembly {
             max_pieces: max_pieces.max(1),
             refused: 0,
             recent: Vec::new(),
+            spare: Vec::new(),
+            spare_bytes: 0,
         }
     }
 
@@ -222,7 +242,8 @@ impl Reassembly {
         for (s, e) in std::iter::once(first).chain(more) {
             let a = (s - seq) as usize;
             let b = (e - seq) as usize;
-            self.ooo.insert(s, payload[a..b].to_vec());
+            let piece = self.piece(&payload[a..b]);
+            self.ooo.insert(s, piece);
             self.ooo_bytes += b - a;
         }
         let (start, _) = self.add_block(seq, end);
@@ -252,6 +273,7 @@ impl Reassembly {
                 self.extend_ready(&data[skip..]);
                 self.rcv_nxt = end;
             }
+            self.keep_spare(data);
             filled = true;
         }
         if filled {
@@ -262,6 +284,28 @@ impl Reassembly {
             self.recent.retain(|&s| s > nxt);
         }
         filled
+    }
+
+    /// A piece holding `bytes`: a kept buffer of exactly their length if there is one.
+    fn piece(&mut self, bytes: &[u8]) -> Vec<u8> {
+        match self.spare.iter().rposition(|b| b.capacity() == bytes.len()) {
+            Some(i) => {
+                let mut buf = self.spare.swap_remove(i);
+                self.spare_bytes -= buf.capacity();
+                buf.extend_from_slice(bytes);
+                buf
+            }
+            None => bytes.to_vec(),
+        }
+    }
+
+    /// Keeps a pulled piece's buffer for a later piece, within the bounds.
+    fn keep_spare(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_PIECES && self.spare_bytes + buf.capacity() <= SPARE_BYTES {
+            buf.clear();
+            self.spare_bytes += buf.capacity();
+            self.spare.push(buf);
+        }
     }
 
     /// Records that `[seq, end)` (beyond RCV.NXT) is now held: the block holding or ending
@@ -715,6 +759,44 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Pulled pieces' buffers are kept (at most `SPARE_PIECES`, `SPARE_BYTES` together) and
+    /// reused for pieces of exactly their size; the stream stays intact.
+    #[test]
+    fn freed_piece_buffers_are_reused_within_their_bound() {
+        let mut r = Reassembly::new(0, 1 << 20, 1000);
+        for i in 1..=20u64 {
+            r.insert(i * 1000, &segment(i * 1000, 1000));
+        }
+        r.insert(0, &segment(0, 1000));
+        assert_eq!(r.rcv_nxt(), 21_000);
+        assert_eq!(
+            (r.spare.len(), r.spare_bytes),
+            (SPARE_PIECES, SPARE_PIECES * 1000)
+        );
+        let kept: Vec<*const u8> = r.spare.iter().map(|b| b.as_ptr()).collect();
+        // A piece of another size allocates; one of the same size takes a kept buffer, which
+        // comes back when the piece is pulled.
+        r.insert(30_000, &segment(30_000, 999));
+        assert_eq!(r.spare.len(), SPARE_PIECES);
+        r.insert(22_000, &segment(22_000, 1000));
+        assert_eq!((r.spare.len(), r.spare_bytes), (SPARE_PIECES - 1, 15_000));
+        r.insert(21_000, &segment(21_000, 1000));
+        assert_eq!(r.rcv_nxt(), 23_000);
+        assert_eq!(r.spare.len(), SPARE_PIECES);
+        assert!(kept.contains(&r.spare[SPARE_PIECES - 1].as_ptr()));
+        assert!(r.spare.iter().all(Vec::is_empty));
+        let mut out = Vec::new();
+        r.read_with(usize::MAX, |b| out.extend_from_slice(b));
+        assert_eq!(out, segment(0, 23_000));
+        // Larger buffers: only as many as the byte bound allows.
+        let mut r = Reassembly::new(0, 1 << 20, 1000);
+        for i in 1..=10u64 {
+            r.insert(i * 5000, &segment(i * 5000, 5000));
+        }
+        r.insert(0, &segment(0, 5000));
+        assert_eq!((r.spare.len(), r.spare_bytes), (3, 15_000));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD};
+use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD, SPARE_BOUND};
 use crate::Time;
 
 /// Most ranges reported corrupted (TCP-ELN) that a receiver remembers.
@@ -141,13 +141,15 @@ impl Receiver {
         self.reasm.refused()
     }
 
-    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead and the
-    /// ELN ranges (see `docs/HANDSHAKE.md`, "Memory").
+    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead, the
+    /// freed piece buffers kept for reuse and the ELN ranges (see `docs/HANDSHAKE.md`,
+    /// "Memory").
     pub fn memory_bound(&self) -> usize {
         let corrupted_entry = 2 * std::mem::size_of::<u64>() + 48;
         usize::try_from(self.capacity)
             .unwrap_or(usize::MAX)
             .saturating_add(self.reasm.max_pieces().saturating_mul(PIECE_OVERHEAD))
+            .saturating_add(SPARE_BOUND)
             .saturating_add(MAX_CORRUPTED_RANGES * corrupted_entry)
     }
 
