@@ -17,9 +17,10 @@ use std::collections::{btree_map, vec_deque, BTreeMap, VecDeque};
 /// Most queue entries one insert or removal may move. An entry is at most 32 bytes (start
 /// and `Vec` header), so 32 of them are a 1 KiB move: about what copying one 1000-byte
 /// segment into its piece costs, and less than a `BTreeMap` insert with its search and node
-/// allocations. Ordinary traffic stays far below it: pieces beyond a hole are appended (no
-/// move), and a retransmission filling a later hole lands near the back of the window it
-/// repairs.
+/// allocations. Ordinary traffic seldom reaches it: pieces beyond a hole are appended (no
+/// move); only a retransmission filling a hole deep inside a large window does (in the
+/// repository's scenarios at most three times per run, with 80 to 280 pieces held: the map
+/// then serves until that recovery ends).
 pub const MAX_SHIFT: usize = 32;
 
 /// What is stored for a range beside its start, and where the range ends.
