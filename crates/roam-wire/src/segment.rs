@@ -97,13 +97,24 @@ impl<'a> Segment<'a> {
                 remaining: rest.len(),
             });
         };
-        // Most segments carry no options: their (large) block is then built in place.
-        let options = if options.is_empty() {
-            Options::default()
-        } else {
-            Options::decode(options)?
-        };
-        Ok(Segment {
+        // Most segments carry no options: their (large) block is then written straight into
+        // the result, not built aside and copied.
+        if options.is_empty() {
+            return Ok(Self::assemble(&header, fixed, Options::default(), payload));
+        }
+        let options = Options::decode(options)?;
+        Ok(Self::assemble(&header, fixed, options, payload))
+    }
+
+    /// The segment of a checked header, fixed part, options and payload.
+    #[inline(always)]
+    fn assemble(
+        header: &Header,
+        fixed: &[u8; SEGMENT_FIXED_LEN],
+        options: Options,
+        payload: &'a [u8],
+    ) -> Segment<'a> {
+        Segment {
             conn_id: header.conn_id,
             flags: header.flags,
             seq: u64::from_be_bytes(field(fixed, SEQ_AT)),
@@ -113,7 +124,7 @@ impl<'a> Segment<'a> {
             ts_ecr: u32::from_be_bytes(field(fixed, TS_ECR_AT)),
             options,
             payload,
-        })
+        }
     }
 
     /// Length of the encoded datagram.

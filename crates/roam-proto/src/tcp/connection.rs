@@ -805,7 +805,8 @@ impl Connection {
             self.sender.copy_payload(tx, buf);
         }
         if seg.flags.contains(Flags::ACK) {
-            self.receiver.on_ack_sent();
+            // `segment` wrote RCV.NXT and the window into it.
+            self.receiver.on_ack_sent(seg.ack, seg.window);
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;

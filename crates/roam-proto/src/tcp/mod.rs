@@ -25,6 +25,7 @@ mod receiver;
 mod scoreboard;
 mod send_buffer;
 mod sender;
+mod sorted;
 
 pub use acceptor::{AcceptorStats, TcpAcceptor};
 pub use config::{RecoveryMode, TcpConfig};

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD};
+use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD, SPARE_BOUND};
 use crate::Time;
 
 /// Most ranges reported corrupted (TCP-ELN) that a receiver remembers.
@@ -141,13 +141,15 @@ impl Receiver {
         self.reasm.refused()
     }
 
-    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead and the
-    /// ELN ranges (see `docs/HANDSHAKE.md`, "Memory").
+    /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead, the
+    /// freed piece buffers kept for reuse and the ELN ranges (see `docs/HANDSHAKE.md`,
+    /// "Memory").
     pub fn memory_bound(&self) -> usize {
         let corrupted_entry = 2 * std::mem::size_of::<u64>() + 48;
         usize::try_from(self.capacity)
             .unwrap_or(usize::MAX)
             .saturating_add(self.reasm.max_pieces().saturating_mul(PIECE_OVERHEAD))
+            .saturating_add(SPARE_BOUND)
             .saturating_add(MAX_CORRUPTED_RANGES * corrupted_entry)
     }
 
@@ -159,10 +161,13 @@ impl Receiver {
         free.max(keep).min(u64::from(u32::MAX))
     }
 
-    /// Records that an ACK carrying the current state is being sent.
-    pub fn on_ack_sent(&mut self) {
-        self.last_ack_sent = self.rcv_nxt();
-        self.rcv_adv = self.rcv_nxt().saturating_add(self.window());
+    /// Records that an ACK is being sent carrying `ack` and `window`: the current RCV.NXT and
+    /// [`Receiver::window`], as the connection wrote them into the segment (taken from it
+    /// rather than computed again).
+    pub fn on_ack_sent(&mut self, ack: u64, window: u32) {
+        debug_assert_eq!((ack, u64::from(window)), (self.rcv_nxt(), self.window()));
+        self.last_ack_sent = ack;
+        self.rcv_adv = ack.saturating_add(u64::from(window));
         self.ack_now = false;
         self.unacked_segments = 0;
         self.delack_deadline = None;
@@ -303,7 +308,7 @@ mod tests {
         for (seq, len, fin) in [(u64::MAX - 10, 100, false), (u64::MAX, 0, true)] {
             assert_eq!(r.on_segment(Time::ZERO, seq, &vec![1; len], fin, 7), 0);
             assert!(r.wants_ack(), "answered like any unacceptable segment");
-            r.on_ack_sent();
+            r.on_ack_sent(r.rcv_nxt(), r.window() as u32);
         }
         assert_eq!(r.rcv_nxt(), 1000);
         assert_eq!(r.reasm.buffered(), 0);
@@ -320,7 +325,7 @@ mod tests {
     #[test]
     fn a_receiver_at_the_end_of_the_sequence_space_saturates_its_window_edge() {
         let mut r = Receiver::new(u64::MAX - 5, 10_000, 1000, false, 200);
-        r.on_ack_sent();
+        r.on_ack_sent(r.rcv_nxt(), r.window() as u32);
         assert_eq!(r.on_segment(Time::ZERO, u64::MAX - 5, &[3; 5], false, 1), 5);
         assert_eq!(r.rcv_nxt(), u64::MAX);
         assert_eq!(r.on_segment(Time::ZERO, u64::MAX, &[3; 5], false, 1), 0);
