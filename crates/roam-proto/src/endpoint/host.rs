@@ -113,6 +113,10 @@ pub struct Endpoint<A, L, P: Acceptor> {
     scratch: Vec<(ConnId, PathId)>,
     /// Connections handed out by `connection_mut` whose deadline must be re-read.
     touched: Vec<Handle>,
+    /// A connection was handed out by `connection_mut` since [`Self::remove_drained`] last
+    /// looked: the only way a held connection can have drained unseen (the endpoint checks
+    /// after everything it does to one itself).
+    app_changed: bool,
 }
 
 impl<A, L, P> Endpoint<A, L, P>
@@ -139,6 +143,7 @@ where
             stats: EndpointStats::default(),
             scratch: Vec::new(),
             touched: Vec::new(),
+            app_changed: false,
         }
     }
 
@@ -190,6 +195,7 @@ where
         queue(e, h, &mut self.ready);
         // Its deadline is re-read when next asked for, after the change.
         mark_touched(e, h, &mut self.touched);
+        self.app_changed = true;
         Some(&mut e.conn)
     }
 
@@ -442,8 +448,14 @@ where
     /// Removes the connections marked changed that have drained, newest mark first, as
     /// [`Self::settle`] does, but leaves their deadlines for it: the calls that take
     /// in or send datagrams need the table right (a drained connection neither receives nor
-    /// counts against the caps), only the calls that read deadlines need those.
+    /// counts against the caps), only the calls that read deadlines need those. Looks only
+    /// when the application changed a connection since it last looked: what the endpoint does
+    /// to a connection itself (a datagram in or out, a timer) is followed by that check at
+    /// once ([`Self::after_change`], [`Self::after_transmit`]).
     fn remove_drained(&mut self) {
+        if !std::mem::take(&mut self.app_changed) {
+            return;
+        }
         for i in (0..self.touched.len()).rev() {
             let h = self.touched[i];
             if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
