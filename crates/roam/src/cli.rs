@@ -77,10 +77,10 @@ roam sweep scenarios/examples/wireless-gilbert.toml --param flow.download.cc=new
     /// Measure simulator speed (events/s, packets/s) and, when ns-3 is installed, compare with
     /// ns-3 run in the same session.
     #[command(
-        long_about = "Measure simulator speed on the validation dumbbells, and compare with ns-3 run \
-in the same session on the same machine.\n\n\
-Each scenario runs --repeat times; the median wall time is reported with events/s and simulated \
-link packets/s. The ns-3 program of the same dumbbell (bench/ns3/ns3-dumbbell.cc) runs with the \
+        long_about = "Measure simulator speed on the validation dumbbells and on 200 and 1000 flows, \
+and compare with ns-3 run in the same session on the same machine.\n\n\
+Each scenario runs --repeat times; the median wall time is reported with events/s, simulated \
+link packets/s and the peak memory of the runs (roam's and ns-3's). The ns-3 program of the same dumbbell (bench/ns3/ns3-dumbbell.cc) runs with the \
 same flows, duration and bottleneck (rate, delay, queue, loss), --repeat times, and the ratio of \
 the median wall times is the speed-up. The program is --ns3 PATH, or else built once from the \
 repository's source into target/ns3-dumbbell/ when pkg-config finds ns-3 (apt-get install -y \
@@ -265,8 +265,9 @@ pub struct SweepArgs {
 /// Arguments of `roam bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Scenario to benchmark (repeatable) [default: scenarios/validation/dumbbell-single.toml
-    /// and scenarios/validation/dumbbell-shared.toml].
+    /// Scenario to benchmark (repeatable) [default: the validation dumbbells
+    /// scenarios/validation/dumbbell-single.toml and dumbbell-shared.toml (1 and 20 flows,
+    /// 300 s), then scenarios/scale/dumbbell-200.toml and dumbbell-1000.toml (60 s)].
     #[arg(long = "scenario", value_name = "FILE")]
     pub scenarios: Vec<PathBuf>,
     /// Runs per scenario; the median wall time is reported.

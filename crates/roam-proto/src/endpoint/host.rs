@@ -113,6 +113,10 @@ pub struct Endpoint<A, L, P: Acceptor> {
     scratch: Vec<(ConnId, PathId)>,
     /// Connections handed out by `connection_mut` whose deadline must be re-read.
     touched: Vec<Handle>,
+    /// A connection was handed out by `connection_mut` since [`Self::remove_drained`] last
+    /// looked: the only way a held connection can have drained unseen (the endpoint checks
+    /// after everything it does to one itself).
+    app_changed: bool,
 }
 
 impl<A, L, P> Endpoint<A, L, P>
@@ -139,6 +143,7 @@ where
             stats: EndpointStats::default(),
             scratch: Vec::new(),
             touched: Vec::new(),
+            app_changed: false,
         }
     }
 
@@ -190,6 +195,7 @@ where
         queue(e, h, &mut self.ready);
         // Its deadline is re-read when next asked for, after the change.
         mark_touched(e, h, &mut self.touched);
+        self.app_changed = true;
         Some(&mut e.conn)
     }
 
@@ -298,7 +304,12 @@ where
             e.conn.handle_datagram(now, path, datagram);
             e.last_heard = now;
             self.stats.delivered += 1;
-            self.after_change(h);
+            if e.conn.is_drained() {
+                self.drained(h);
+            } else {
+                queue(e, h, &mut self.ready);
+                mark_touched(e, h, &mut self.touched);
+            }
             return Some(DatagramEvent::Delivered(h));
         }
         match self
@@ -368,8 +379,16 @@ where
                         }
                         continue;
                     };
+                    // Sent: it may have drained (its last datagram: removed at once), or its
+                    // deadline may have moved (marked for re-reading). The entry at hand serves.
+                    let drained = e.conn.is_drained();
+                    if !drained {
+                        mark_touched(e, h, &mut self.touched);
+                    }
                     self.ready.push_back(h);
-                    self.after_transmit(h);
+                    if drained {
+                        self.drained(h);
+                    }
                     return Some(Transmit {
                         handle: h,
                         path: out.path,
@@ -381,7 +400,11 @@ where
                 None => {
                     // Nothing more until it receives, fires or is touched again.
                     e.queued = false;
-                    self.after_transmit(h);
+                    if e.conn.is_drained() {
+                        self.drained(h);
+                    } else {
+                        mark_touched(e, h, &mut self.touched);
+                    }
                 }
             }
         }
@@ -442,13 +465,18 @@ where
     /// Removes the connections marked changed that have drained, newest mark first, as
     /// [`Self::settle`] does, but leaves their deadlines for it: the calls that take
     /// in or send datagrams need the table right (a drained connection neither receives nor
-    /// counts against the caps), only the calls that read deadlines need those.
+    /// counts against the caps), only the calls that read deadlines need those. Looks only
+    /// when the application changed a connection since it last looked: what the endpoint does
+    /// to a connection itself (a datagram in or out, a timer) is followed by that check at
+    /// once (in [`Self::handle`], [`Self::poll_transmit`] and [`Self::after_change`]).
     fn remove_drained(&mut self) {
+        if !std::mem::take(&mut self.app_changed) {
+            return;
+        }
         for i in (0..self.touched.len()).rev() {
             let h = self.touched[i];
             if self.table.get(h).is_some_and(|e| e.conn.is_drained()) {
-                self.stats.drained += 1;
-                self.remove_with(h, RemoveReason::Drained);
+                self.drained(h);
             }
         }
     }
@@ -462,8 +490,7 @@ where
             };
             e.touched = false;
             if e.conn.is_drained() {
-                self.stats.drained += 1;
-                self.remove_with(h, RemoveReason::Drained);
+                self.drained(h);
                 continue;
             }
             // Its next deadline: the engine's, or the idle timeout's if earlier.
@@ -569,26 +596,17 @@ where
             return;
         };
         if e.conn.is_drained() {
-            self.stats.drained += 1;
-            self.remove_with(h, RemoveReason::Drained);
+            self.drained(h);
             return;
         }
         queue(e, h, &mut self.ready);
         mark_touched(e, h, &mut self.touched);
     }
 
-    /// After the connection sent: it may have drained (its last datagram, removed at once), or
-    /// its deadline may have moved (a retransmission timer armed: marked for re-reading).
-    fn after_transmit(&mut self, h: Handle) {
-        let Some(e) = self.table.get_mut(h) else {
-            return;
-        };
-        if e.conn.is_drained() {
-            self.stats.drained += 1;
-            self.remove_with(h, RemoveReason::Drained);
-            return;
-        }
-        mark_touched(e, h, &mut self.touched);
+    /// Removes `h`, which reported [`EndpointConnection::is_drained`].
+    fn drained(&mut self, h: Handle) {
+        self.stats.drained += 1;
+        self.remove_with(h, RemoveReason::Drained);
     }
 
     /// Rebuilds the timer heap from the live deadlines once stale entries outnumber them.

@@ -394,6 +394,43 @@ fn drained_connections_are_removed_and_returned() {
 }
 
 #[test]
+fn a_connection_the_application_drained_takes_no_datagram() {
+    let mut ep = open(EndpointConfig::default());
+    let a = ep.insert(T0, Mock::new(1), &primary(1, 100)).unwrap();
+    let b = ep.insert(T0, Mock::new(2), &primary(1, 100)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    // The application touches `a` without draining it; a poll looks and keeps it.
+    ep.connection_mut(a).unwrap().timeout = Some(Time::from_millis(5));
+    assert!(ep.poll_transmit(T0, &mut buf).is_none());
+    assert!(ep.connection(a).is_some());
+    // Then drains it (the poll above must not have stopped the endpoint from looking again),
+    // and a datagram for it arrives before any deadline is read.
+    ep.connection_mut(a).unwrap().drained = true;
+    assert_eq!(
+        ep.handle(T0, 1, 100, &header(Flags::ACK, 1), &mut out),
+        None
+    );
+    assert!(ep.connection(a).is_none());
+    assert_eq!(ep.stats().drained, 1);
+    assert_eq!(ep.stats().dropped_unknown, 1);
+    assert!(matches!(
+        ep.poll_event(),
+        Some(EndpointEvent::Removed { handle, reason: RemoveReason::Drained, .. }) if handle == a
+    ));
+    // The other connection is untouched and still takes its datagrams.
+    assert_eq!(
+        ep.handle(T0, 1, 100, &header(Flags::ACK, 2), &mut out),
+        Some(DatagramEvent::Delivered(b))
+    );
+    // Drained by the application, then asked to send: removed before it is asked.
+    ep.connection_mut(b).unwrap().drained = true;
+    assert!(ep.poll_transmit(T0, &mut buf).is_none());
+    assert!(ep.is_empty());
+    assert_eq!(ep.stats().drained, 2);
+}
+
+#[test]
 fn timers_fire_in_order_and_only_when_due() {
     let mut ep = open(EndpointConfig::default());
     let mut hs = Vec::new();

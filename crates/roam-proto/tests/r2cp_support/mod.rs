@@ -106,6 +106,9 @@ pub struct Net {
     /// Per path: payload bytes delivered to the receiver (for timelines).
     pub delivered: Vec<Vec<(Time, u64)>>,
     pub len: u64,
+    /// Pipes opened by [`Net::reopen_pipe`], and their paths.
+    reopened: u32,
+    reopened_paths: Vec<usize>,
 }
 
 impl Net {
@@ -129,6 +132,8 @@ impl Net {
             pulls: Vec::new(),
             delivered: Vec::new(),
             len,
+            reopened: 0,
+            reopened_paths: Vec::new(),
         }
     }
 
@@ -154,6 +159,39 @@ impl Net {
             )
             .unwrap();
         i
+    }
+
+    /// Opens a new pipe over path `i` (whose pipe failed), as a host does after a pipe it
+    /// still has a route for fails; returns the new pipe's id. Ids and conn ids of reopened
+    /// pipes count from 1000 and 0x2000.
+    #[allow(dead_code)] // Not every test binary that includes this module reopens pipes.
+    pub fn reopen_pipe(&mut self, i: usize, role: PipeRole) -> PipeId {
+        self.reopened += 1;
+        self.reopened_paths.push(i);
+        let id = PipeId(1000 + self.reopened);
+        self.rx
+            .add_pipe(
+                self.now,
+                PipeSpec {
+                    id,
+                    conn_id: ConnId(0x2000 + u64::from(self.reopened)),
+                    path: PathId(i as u32),
+                    role,
+                    cc: RcpCc::default(),
+                },
+            )
+            .unwrap();
+        id
+    }
+
+    /// The path pipe `id` runs over (also once it has failed).
+    #[allow(dead_code)] // Not every test binary that includes this module reopens pipes.
+    pub fn path_of(&self, id: PipeId) -> Option<usize> {
+        if id.0 >= 1000 {
+            self.reopened_paths.get((id.0 - 1001) as usize).copied()
+        } else {
+            Some(id.0 as usize)
+        }
     }
 
     /// Takes the path down (nothing passes) and, if `break_pipe`, deletes the pipe.
@@ -293,13 +331,13 @@ impl Net {
                             let before = self
                                 .rx
                                 .pipes()
-                                .find(|p| p.id.0 as usize == path)
+                                .find(|p| p.path.0 as usize == path)
                                 .map(|p| p.bytes_received);
                             let _ = self.rx.handle_datagram(self.now, &bytes);
                             let after = self
                                 .rx
                                 .pipes()
-                                .find(|p| p.id.0 as usize == path)
+                                .find(|p| p.path.0 as usize == path)
                                 .map(|p| p.bytes_received);
                             if let (Some(b), Some(a)) = (before, after) {
                                 if a > b {

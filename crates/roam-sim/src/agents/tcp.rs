@@ -198,7 +198,8 @@ impl TcpReceiverAgent {
             self.host.flush(ctx);
             return;
         };
-        loop {
+        // Asked only while something is readable: a read of nothing changes nothing.
+        while conn.receiver().readable() > 0 {
             // Checked where the connection holds the bytes: no copy out.
             let mut offset = conn.receiver().bytes_delivered();
             let mut bad = 0;
