@@ -15,7 +15,7 @@ use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 use super::initial_pacing::InitialPacing;
 use super::last_link::{LastLinkRtt, LastLinkTuning};
 use super::probing::{ProbeCycle, ProbeHistory, ProbeTrigger, ProbingConfig};
-use super::scoreboard::Scoreboard;
+use super::scoreboard::{Scoreboard, SentSegment};
 use super::send_buffer::SendBuffer;
 use super::{RecoveryMode, TcpConfig};
 use crate::cc::{CcKind, CongestionController, Delivered};
@@ -482,23 +482,38 @@ impl Sender {
             // tcp-probing.txt §3.1: no data is sent before the probe cycle completes.
             return None;
         }
-        if self.board.next_lost().is_none()
-            && self.buf.end() <= self.snd_nxt
-            && (!self.fin_queued || self.fin_sent)
-        {
+        let lost = self.board.next_lost();
+        if lost.is_none() && self.buf.end() <= self.snd_nxt && (!self.fin_queued || self.fin_sent) {
             // Nothing to retransmit and nothing new (a receiver that sends no data asks after
             // every segment it takes in): what the general path below concludes too.
             self.force_retransmit = false;
             return None;
         }
-        self.choose_segment(now)
+        let pipe = self.board.pipe();
+        let window = self.window();
+        if lost.is_none() && !self.probe_pending && pipe >= window {
+            // The congestion window is full and nothing is lost (the sender's every other
+            // poll, after the segment an ACK let out): the general path below sends nothing
+            // either, and arms the persist timer only for a zero peer window.
+            self.force_retransmit = false;
+            if self.peer_window == 0 {
+                self.arm_persist(now);
+            }
+            return None;
+        }
+        self.choose_segment(now, lost, pipe, window)
     }
 
-    /// [`Sender::next_segment`] with something to retransmit or to send.
-    fn choose_segment(&mut self, now: Time) -> Option<TxSegment> {
-        if let Some(lost) = self.board.next_lost() {
-            let pipe = self.board.pipe();
-            let window = self.window();
+    /// [`Sender::next_segment`] with something to retransmit or to send: `lost` is the
+    /// scoreboard's next lost segment, `pipe` and `window` its pipe and [`Sender::window`].
+    fn choose_segment(
+        &mut self,
+        now: Time,
+        lost: Option<SentSegment>,
+        pipe: u64,
+        window: u64,
+    ) -> Option<TxSegment> {
+        if let Some(lost) = lost {
             if self.force_retransmit || pipe + u64::from(lost.len) <= window || pipe == 0 {
                 self.force_retransmit = false;
                 return Some(self.retransmit(now, lost.seq, lost.len, lost.fin));
@@ -515,9 +530,6 @@ impl Sender {
         if avail == 0 && !fin_pending {
             return None;
         }
-        // Only now: a receiver that sends nothing asks after every segment it takes in.
-        let pipe = self.board.pipe();
-        let window = self.window();
         // The persist timer fired with nothing outstanding: probe a zero window, or send what
         // a small one allows (RFC 1122 §4.2.3.4's override timeout).
         let overriding = std::mem::take(&mut self.probe_pending);
@@ -663,9 +675,9 @@ mod tests {
         s
     }
 
-    /// The "nothing to send" exit of `next_segment` and the general path agree, and leave the
-    /// sender in the same state: idle, everything acknowledged, the FIN sent, a retransmission
-    /// forced with nothing lost.
+    /// The "nothing to send" and "window full" exits of `next_segment` and the general path
+    /// agree, and leave the sender in the same state: idle, everything acknowledged, the FIN
+    /// sent, a retransmission forced with nothing lost, the congestion window full.
     #[test]
     fn nothing_to_send_exits_as_the_general_path_does() {
         // Everything the four segments carried is acknowledged.
@@ -673,7 +685,7 @@ mod tests {
             let marks = AckMarks::default();
             s.on_ack(Time::ZERO, 4001, 1 << 20, &[], None, false, marks);
         }
-        let setups: [fn(&mut Sender); 4] = [
+        let setups: [fn(&mut Sender); 5] = [
             |_| {},
             ack_all,
             |s| {
@@ -682,6 +694,12 @@ mod tests {
                 assert!(s.next_segment(Time::ZERO).is_some_and(|t| t.fin));
             },
             |s| s.force_retransmit = true,
+            // The congestion window full, data still queued.
+            |s| {
+                s.write(&vec![7; 100_000]);
+                while s.next_segment(Time::ZERO).is_some() {}
+                assert!(s.board.pipe() >= s.window() && s.buf.end() > s.snd_nxt);
+            },
         ];
         for sack in [false, true] {
             for setup in setups {
@@ -689,7 +707,10 @@ mod tests {
                 setup(&mut fast);
                 setup(&mut general);
                 let now = Time::from_millis(1);
-                assert_eq!(fast.next_segment(now), general.choose_segment(now));
+                let lost = general.board.next_lost();
+                let (pipe, window) = (general.board.pipe(), general.window());
+                let chosen = general.choose_segment(now, lost, pipe, window);
+                assert_eq!(fast.next_segment(now), chosen);
                 assert_eq!(fast.force_retransmit, general.force_retransmit);
                 assert_eq!(fast.deadline(), general.deadline());
                 assert_eq!(fast.board.len(), general.board.len());
