@@ -231,7 +231,8 @@ impl<P> EventQueue<P> {
 
     fn take_seq(&mut self) -> u64 {
         let seq = self.next_seq;
-        self.next_seq += 1;
+        // Wrapping: one id per event scheduled, never near 2^64.
+        self.next_seq = seq.wrapping_add(1);
         seq
     }
 
