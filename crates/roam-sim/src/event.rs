@@ -106,7 +106,7 @@ impl Entry {
 #[derive(Debug)]
 struct Heap {
     /// `entries[i]`'s children are `entries[2i + 1]` and `entries[2i + 2]`, neither earlier;
-    /// from `len` on, every entry is [`Entry::NONE`], and the length is odd.
+    /// from `len` on, every entry is [`Entry::NONE`]; the length is odd and above `len`.
     entries: Vec<Entry>,
     /// Entries in use.
     len: usize,
@@ -153,7 +153,7 @@ impl Heap {
 
     fn push(&mut self, entry: Entry) {
         let i = self.len;
-        if i == self.entries.len() {
+        if i.wrapping_add(1) == self.entries.len() {
             self.entries.extend([Entry::NONE; 2]);
         }
         self.len = i.wrapping_add(1);
@@ -179,19 +179,19 @@ impl Heap {
     /// rises little, and each level down costs one comparison instead of two).
     fn replace_top(&mut self, entry: Entry) {
         let n = self.len;
-        let heap = self.entries.as_mut_slice();
+        // Entries `0..=n` (there is always one beyond the length): a node whose first child is
+        // below `n` has its second child at most `n`, so with the slice's length known to be
+        // `n + 1` the optimiser drops the bounds checks of both children and of the parent
+        // (`first >> 1`, written instead of the previous level's `m` for that reason).
+        let heap = &mut self.entries[..=n];
         let mut i = 0;
-        loop {
-            let first = (i << 1) | 1;
-            if first >= n {
-                break;
-            }
-            let Some([a, b]) = heap.get(first..).and_then(|c| c.first_chunk::<2>()) else {
-                break;
-            };
-            let m = first.wrapping_add(usize::from(b.key() < a.key()));
-            heap[i] = heap[m];
+        let mut first: usize = 1;
+        while first < n {
+            let second = first.wrapping_add(1);
+            let m = first.wrapping_add(usize::from(heap[second].key() < heap[first].key()));
+            heap[first >> 1] = heap[m];
             i = m;
+            first = (i << 1) | 1;
         }
         sift_up(heap, i, entry);
     }
@@ -231,7 +231,8 @@ impl<P> EventQueue<P> {
 
     fn take_seq(&mut self) -> u64 {
         let seq = self.next_seq;
-        self.next_seq += 1;
+        // Wrapping: one id per event scheduled, never near 2^64.
+        self.next_seq = seq.wrapping_add(1);
         seq
     }
 
