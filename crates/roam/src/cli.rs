@@ -81,8 +81,9 @@ roam sweep scenarios/examples/wireless-gilbert.toml --param flow.download.cc=new
 and compare with ns-3 run in the same session on the same machine.\n\n\
 Each scenario runs --repeat times; the median wall time is reported with events/s, simulated \
 link packets/s and the peak memory of the runs (roam's and ns-3's). The ns-3 program of the same dumbbell (bench/ns3/ns3-dumbbell.cc) runs with the \
-same flows, duration and bottleneck (rate, delay, queue, loss), --repeat times, and the ratio of \
-the median wall times is the speed-up. The program is --ns3 PATH, or else built once from the \
+same flows, duration and bottleneck (rate, delay, queue, loss), --repeat times, alternating with \
+roam's runs (roam, ns-3, roam, ns-3, ...: on a shared machine whose speed drifts, both see the \
+same stretch of it), and the ratio of the median wall times is the speed-up. The program is --ns3 PATH, or else built once from the \
 repository's source into target/ns3-dumbbell/ when pkg-config finds ns-3 (apt-get install -y \
 libns3-dev libgsl-dev; see bench/ns3/README.md). Without ns-3, or with --no-ns3, roam's figures \
 are printed with no ratio: wall times measured elsewhere are never compared.\n\n\

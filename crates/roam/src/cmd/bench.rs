@@ -51,59 +51,62 @@ fn total_goodput_mbps(r: &RunResult) -> f64 {
     r.aggregate.goodput_bps / 1e6
 }
 
-/// Runs the ns-3 program `repeat` times with `args`; the medians of its goodput and wall time,
-/// and its largest peak memory.
-fn run_ns3(program: &Path, args: &[String], repeat: u32, quiet: bool) -> Result<Ns3Side> {
-    let mut lines = Vec::new();
-    let mut peak: Option<u64> = None;
-    let bar = progress::bar(u64::from(repeat), "ns-3", quiet);
-    for _ in 0..repeat {
-        let (line, p) = ns3::run_once(program, args)?;
-        lines.push(line);
-        peak = peak.max(p);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
+/// The medians of ns-3's runs (goodput and wall time) and their largest peak memory.
+fn ns3_summary(lines: &[Ns3Line], peak: Option<u64>) -> Ns3Side {
     let med = |f: fn(&Ns3Line) -> f64| median(&lines.iter().map(f).collect::<Vec<_>>());
     let line = Ns3Line {
         total_goodput_mbps: med(|l| l.total_goodput_mbps).unwrap_or(f64::NAN),
         wall_s: med(|l| l.wall_s).unwrap_or(f64::NAN),
     };
-    Ok(Ns3Side::Measured(line, peak))
+    Ns3Side::Measured(line, peak)
 }
 
+/// Runs `path` `--repeat` times and, when the ns-3 program can run it, ns-3 as often,
+/// alternating (roam, ns-3, roam, ns-3, …): on a shared machine whose speed drifts, both then
+/// see the same stretch of it, and the ratio of the medians does not depend on which ran first.
 fn bench_one(path: &Path, program: &Found, args: &BenchArgs) -> Result<BenchRow> {
     let scenario = engine::build(engine::load_doc(path)?, path)?;
+    let ns3_plan = match (program, ns3::args_for(&scenario)) {
+        (Found::Unavailable(why), _) => Err(why.clone()),
+        (Found::Program(_), None) => Err(format!(
+            "not a dumbbell (no rate-driven link named `{}` with a packet queue)",
+            ns3::BOTTLENECK
+        )),
+        (Found::Program(p), Some(ns3_args)) => {
+            note(&format!(
+                "running {} {} ({}×, alternating with roam's runs)",
+                p.display(),
+                ns3_args.join(" "),
+                args.repeat
+            ));
+            Ok((p, ns3_args))
+        }
+    };
     let bar = progress::bar(u64::from(args.repeat), &stem(path), args.quiet);
     let mut walls = Vec::new();
     let mut last = None;
     let mut peak: Option<u64> = None;
+    let mut ns3_lines = Vec::new();
+    let mut ns3_peak: Option<u64> = None;
     for _ in 0..args.repeat {
         peak_memory::reset_own();
         let (r, wall) = timed(|| engine::run(&scenario));
         walls.push(wall.as_secs_f64());
         peak = peak.max(peak_memory::own_peak());
         last = Some(r?);
+        if let Ok((p, ns3_args)) = &ns3_plan {
+            let (line, p) = ns3::run_once(p, ns3_args)?;
+            ns3_lines.push(line);
+            ns3_peak = ns3_peak.max(p);
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
     let result = last.ok_or_else(|| CliError::Usage("--repeat must be at least 1".to_owned()))?;
     let wall_s = median(&walls).unwrap_or(f64::NAN);
-    let ns3 = match (program, ns3::args_for(&scenario)) {
-        (Found::Unavailable(why), _) => Ns3Side::NotRun(why.clone()),
-        (Found::Program(_), None) => Ns3Side::NotRun(format!(
-            "not a dumbbell (no rate-driven link named `{}` with a packet queue)",
-            ns3::BOTTLENECK
-        )),
-        (Found::Program(p), Some(ns3_args)) => {
-            note(&format!(
-                "running {} {} ({}×)",
-                p.display(),
-                ns3_args.join(" "),
-                args.repeat
-            ));
-            run_ns3(p, &ns3_args, args.repeat, args.quiet)?
-        }
+    let ns3 = match ns3_plan {
+        Ok(_) => ns3_summary(&ns3_lines, ns3_peak),
+        Err(why) => Ns3Side::NotRun(why),
     };
     Ok(BenchRow {
         name: result.scenario.clone(),
@@ -168,7 +171,8 @@ fn render(rows: &[BenchRow], repeat: u32) -> String {
         .collect();
     let mut text = format!(
         "{}\nwall times are medians of {repeat} run(s) in this session on this machine, one core \
-         each; peak memory is the largest resident set of those runs (Linux VmHWM)\n",
+         each (roam's runs alternate with ns-3's where ns-3 ran); peak memory is the largest \
+         resident set of those runs (Linux VmHWM)\n",
         table::simple(&header, &body, 1)
     );
     for r in rows {
