@@ -304,11 +304,8 @@ where
             e.conn.handle_datagram(now, path, datagram);
             e.last_heard = now;
             self.stats.delivered += 1;
-            if e.conn.is_drained() {
+            if changed(e, h, &mut self.ready, &mut self.touched) {
                 self.drained(h);
-            } else {
-                queue(e, h, &mut self.ready);
-                mark_touched(e, h, &mut self.touched);
             }
             return Some(DatagramEvent::Delivered(h));
         }
@@ -379,12 +376,7 @@ where
                         }
                         continue;
                     };
-                    // Sent: it may have drained (its last datagram: removed at once), or its
-                    // deadline may have moved (marked for re-reading). The entry at hand serves.
-                    let drained = e.conn.is_drained();
-                    if !drained {
-                        mark_touched(e, h, &mut self.touched);
-                    }
+                    let drained = sent(e, h, &mut self.touched);
                     self.ready.push_back(h);
                     if drained {
                         self.drained(h);
@@ -400,10 +392,8 @@ where
                 None => {
                     // Nothing more until it receives, fires or is touched again.
                     e.queued = false;
-                    if e.conn.is_drained() {
+                    if sent(e, h, &mut self.touched) {
                         self.drained(h);
-                    } else {
-                        mark_touched(e, h, &mut self.touched);
                     }
                 }
             }
@@ -595,12 +585,9 @@ where
         let Some(e) = self.table.get_mut(h) else {
             return;
         };
-        if e.conn.is_drained() {
+        if changed(e, h, &mut self.ready, &mut self.touched) {
             self.drained(h);
-            return;
         }
-        queue(e, h, &mut self.ready);
-        mark_touched(e, h, &mut self.touched);
     }
 
     /// Removes `h`, which reported [`EndpointConnection::is_drained`].
@@ -644,6 +631,37 @@ where
             });
         }
     }
+}
+
+/// After connection `h` (entry `e`) received, fired or was opened: true if it drained (the
+/// caller removes it), else it is queued for sending and its deadline marked for re-reading.
+fn changed<C: EndpointConnection, L, A>(
+    e: &mut Entry<C, L, A>,
+    h: Handle,
+    ready: &mut VecDeque<Handle>,
+    touched: &mut Vec<Handle>,
+) -> bool {
+    if e.conn.is_drained() {
+        return true;
+    }
+    queue(e, h, ready);
+    mark_touched(e, h, touched);
+    false
+}
+
+/// After connection `h` (entry `e`) was asked for a datagram: true if it drained (its last
+/// datagram: the caller removes it at once), else its deadline, which sending may have moved
+/// (a retransmission timer armed), is marked for re-reading.
+fn sent<C: EndpointConnection, L, A>(
+    e: &mut Entry<C, L, A>,
+    h: Handle,
+    touched: &mut Vec<Handle>,
+) -> bool {
+    if e.conn.is_drained() {
+        return true;
+    }
+    mark_touched(e, h, touched);
+    false
 }
 
 /// Puts connection `h` (entry `e`) on the send queue unless it is there.

@@ -106,9 +106,10 @@ pub struct Net {
     /// Per path: payload bytes delivered to the receiver (for timelines).
     pub delivered: Vec<Vec<(Time, u64)>>,
     pub len: u64,
-    /// Pipes opened by [`Net::reopen_pipe`], and their paths.
+    /// Pipes opened by [`Net::reopen_pipe`].
     reopened: u32,
-    reopened_paths: Vec<usize>,
+    /// Every pipe opened, with its path.
+    pipe_paths: Vec<(PipeId, usize)>,
 }
 
 impl Net {
@@ -133,7 +134,7 @@ impl Net {
             delivered: Vec::new(),
             len,
             reopened: 0,
-            reopened_paths: Vec::new(),
+            pipe_paths: Vec::new(),
         }
     }
 
@@ -146,6 +147,7 @@ impl Net {
             busy_until: self.now,
         });
         self.delivered.push(Vec::new());
+        self.pipe_paths.push((PipeId(i as u32), i));
         self.rx
             .add_pipe(
                 self.now,
@@ -167,8 +169,8 @@ impl Net {
     #[allow(dead_code)] // Not every test binary that includes this module reopens pipes.
     pub fn reopen_pipe(&mut self, i: usize, role: PipeRole) -> PipeId {
         self.reopened += 1;
-        self.reopened_paths.push(i);
         let id = PipeId(1000 + self.reopened);
+        self.pipe_paths.push((id, i));
         self.rx
             .add_pipe(
                 self.now,
@@ -187,11 +189,10 @@ impl Net {
     /// The path pipe `id` runs over (also once it has failed).
     #[allow(dead_code)] // Not every test binary that includes this module reopens pipes.
     pub fn path_of(&self, id: PipeId) -> Option<usize> {
-        if id.0 >= 1000 {
-            self.reopened_paths.get((id.0 - 1001) as usize).copied()
-        } else {
-            Some(id.0 as usize)
-        }
+        self.pipe_paths
+            .iter()
+            .find(|(p, _)| *p == id)
+            .map(|(_, path)| *path)
     }
 
     /// Takes the path down (nothing passes) and, if `break_pipe`, deletes the pipe.
