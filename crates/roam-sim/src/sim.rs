@@ -182,6 +182,20 @@ impl Net {
         }
     }
 
+    /// An agent's datagram leaving by link direction `out`: into the network if its interface
+    /// is `up`, else dropped and counted there.
+    #[inline]
+    fn send_on(&mut self, out: u32, up: bool, packet: Packet) {
+        if up {
+            let wire = self.wire_size(&packet);
+            let pkt = self.packets.put(packet);
+            self.enqueue_sized(out, pkt, wire);
+        } else {
+            self.dirs[out as usize].stats.impairment_drops += 1;
+            self.recycle(packet);
+        }
+    }
+
     /// Puts the datagram in slot `pkt` into link direction `dir`'s queue (or straight onto the
     /// wire).
     pub(crate) fn enqueue(&mut self, dir: u32, pkt: u32) {
@@ -280,15 +294,8 @@ impl Net {
         }
         // What `depart_impaired` does when the impairments decide nothing.
         let arrive = Time::from_nanos(done.as_nanos().saturating_add(d.delay_ns));
-        let now = self.now;
-        note(
-            &mut self.trace,
-            &self.packets,
-            now,
-            dir,
-            PacketFate::Sent,
-            item.pkt,
-        );
+        let (now, fate) = (self.now, PacketFate::Sent);
+        note(&mut self.trace, &self.packets, now, dir, fate, item.pkt);
         self.schedule_arrival(dir, arrive, item.pkt);
     }
 
@@ -306,15 +313,8 @@ impl Net {
             d.last_arrival = in_order;
         }
         let arrive = in_order + Duration::from_nanos(dep.reorder);
-        let now = self.now;
-        note(
-            &mut self.trace,
-            &self.packets,
-            now,
-            dir,
-            PacketFate::Sent,
-            pkt,
-        );
+        let (now, fate) = (self.now, PacketFate::Sent);
+        note(&mut self.trace, &self.packets, now, dir, fate, pkt);
         if dep.duplicate {
             let fate = PacketFate::Duplicated;
             note(&mut self.trace, &self.packets, now, dir, fate, pkt);
@@ -613,14 +613,8 @@ impl NetCtx for Ctx<'_> {
             self.net.recycle(packet);
             return;
         };
-        let out = i.out;
-        if i.up {
-            let pkt = self.net.packets.put(packet);
-            self.net.enqueue(out, pkt);
-        } else {
-            self.net.dirs[out as usize].stats.impairment_drops += 1;
-            self.net.recycle(packet);
-        }
+        let (out, up) = (i.out, i.up);
+        self.net.send_on(out, up, packet);
     }
 
     /// [`NetCtx::send_counted`] in one step: one look at the interface, no further calls.
@@ -651,22 +645,13 @@ impl NetCtx for Ctx<'_> {
         };
         c.datagrams_sent += 1;
         c.transport_bytes_sent += payload.len() as u64;
-        if up {
-            let src = SockAddr { addr, port };
-            let flow = Some(flow);
-            let pkt = Packet {
-                src,
-                dst,
-                payload,
-                flow,
-            };
-            let wire = net.wire_size(&pkt);
-            let pkt = net.packets.put(pkt);
-            net.enqueue_sized(out, pkt, wire);
-        } else {
-            net.dirs[out as usize].stats.impairment_drops += 1;
-            net.keep_spare(payload);
-        }
+        let packet = Packet {
+            src: SockAddr { addr, port },
+            dst,
+            payload,
+            flow: Some(flow),
+        };
+        net.send_on(out, up, packet);
         true
     }
 
