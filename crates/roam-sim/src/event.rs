@@ -24,8 +24,6 @@
 //! correct priority queue over the unique (time, sequence id) keys does): results do not
 //! depend on these choices.
 
-use std::collections::VecDeque;
-
 use roam_proto::Time;
 
 /// What happens. Indices refer to the simulator's tables; kept small (8 bytes).
@@ -198,11 +196,106 @@ impl Heap {
 }
 
 /// One event of a lane: its time, sequence id and what it carries.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 struct LaneEntry<P> {
     time: u64,
     seq: u64,
     payload: P,
+}
+
+/// A lane: first-in-first-out entries in a ring whose size is zero or a power of two, so that
+/// an index wraps by a mask, and whose push is small enough to inline (the standard
+/// library's `VecDeque` wraps by comparison and pushes through a call).
+#[derive(Debug)]
+struct Ring<T> {
+    /// The ring; `len` entries in use from `head` on (wrapping), the rest stale copies.
+    slots: Vec<T>,
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy> Ring<T> {
+    fn new() -> Ring<T> {
+        Ring {
+            slots: Vec::new(),
+            head: 0,
+            len: 0,
+        }
+    }
+
+    /// The ring's index mask (the size is a power of two, or zero while nothing was pushed).
+    #[inline]
+    fn mask(&self) -> usize {
+        self.slots.len().wrapping_sub(1)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Entries held.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        self.slots.get(self.head)
+    }
+
+    #[inline]
+    fn back(&self) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        let last = self.head.wrapping_add(self.len).wrapping_sub(1);
+        self.slots.get(last & self.mask())
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let first = *self.slots.get(self.head)?;
+        self.head = self.head.wrapping_add(1) & self.mask();
+        self.len -= 1;
+        Some(first)
+    }
+
+    #[inline]
+    fn push_back(&mut self, entry: T) {
+        if self.len == self.slots.len() {
+            self.grow_and_push(entry);
+            return;
+        }
+        let i = self.head.wrapping_add(self.len) & self.mask();
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = entry;
+            self.len += 1;
+        }
+    }
+
+    /// [`Ring::push_back`] into a full ring: doubles it (at least 8 entries), the entries in
+    /// order from the start.
+    #[cold]
+    #[inline(never)]
+    fn grow_and_push(&mut self, entry: T) {
+        let size = self.slots.len().saturating_mul(2).max(8);
+        let mask = self.mask();
+        let mut slots = Vec::with_capacity(size);
+        slots.extend((0..self.len).map(|k| self.slots[self.head.wrapping_add(k) & mask]));
+        slots.push(entry);
+        slots.resize(size, entry);
+        self.slots = slots;
+        self.head = 0;
+        self.len += 1;
+    }
 }
 
 /// Pending events, each lane's carrying a `P` (see the module documentation).
@@ -214,17 +307,17 @@ pub(crate) struct EventQueue<P> {
     other: Heap,
     /// Lanes, each in increasing (time, sequence id) order; a non-empty lane's first event is
     /// in `link`.
-    lanes: Vec<VecDeque<LaneEntry<P>>>,
+    lanes: Vec<Ring<LaneEntry<P>>>,
     next_seq: u64,
 }
 
-impl<P> EventQueue<P> {
+impl<P: Copy> EventQueue<P> {
     /// An empty queue with `lanes` lanes.
     pub(crate) fn with_lanes(lanes: usize) -> EventQueue<P> {
         EventQueue {
             link: Heap::default(),
             other: Heap::default(),
-            lanes: (0..lanes).map(|_| VecDeque::new()).collect(),
+            lanes: (0..lanes).map(|_| Ring::new()).collect(),
             next_seq: 0,
         }
     }
@@ -330,6 +423,31 @@ mod tests {
         assert_eq!(std::mem::size_of::<EventKind>(), 8);
         assert_eq!(std::mem::size_of::<Item>(), 8);
         assert_eq!(std::mem::size_of::<Entry>(), 24);
+    }
+
+    /// A ring gives its entries back first in, first out, across wraps and growth.
+    #[test]
+    fn a_ring_is_first_in_first_out_across_wraps_and_growth() {
+        let mut r = Ring::new();
+        let mut model = std::collections::VecDeque::new();
+        assert_eq!(r.pop_front(), None);
+        assert_eq!(r.back(), None);
+        for k in 0..300u32 {
+            // Pushes outnumber pops, so the ring wraps at every size before it grows.
+            r.push_back(k);
+            model.push_back(k);
+            if k % 3 == 0 {
+                assert_eq!(r.pop_front(), model.pop_front());
+            }
+            assert_eq!(r.front(), model.front());
+            assert_eq!(r.back(), model.back());
+            assert_eq!(r.len(), model.len());
+        }
+        while let Some(k) = model.pop_front() {
+            assert_eq!(r.pop_front(), Some(k));
+        }
+        assert!(r.is_empty());
+        assert_eq!(r.front(), None);
     }
 
     #[test]
