@@ -365,8 +365,8 @@ impl Net {
     }
 
     /// A plain arrival: what becomes of the datagram in slot `pkt` reaching the far end of
-    /// `dir` when nothing can drop it there (the direction is [`LinkDir::plain`] and the
-    /// receiving interface is up) and it has somewhere to go (a router has a route for it; a
+    /// `dir` when nothing can drop it there ([`LinkDir::arrives_plain`]: the direction is
+    /// plain and the receiving interface is up) and it has somewhere to go (a router has a route for it; a
     /// host owns its address and has an agent on its port). What [`Net::arrive_checked`]
     /// would decide, without its checks; `None` otherwise.
     #[inline(always)]
@@ -376,14 +376,10 @@ impl Net {
             return None;
         }
         let d = self.dirs.get(dir as usize)?;
-        if !d.plain {
+        if !d.arrives_plain {
             return None;
         }
         let node = d.to_node as usize;
-        let n = self.nodes.get(node)?;
-        if !n.ifaces.get(d.to_iface as usize)?.up {
-            return None;
-        }
         let p = self.packets.get(pkt)?;
         let ai = self.routing.index_of(p.dst.addr)?;
         if d.to_router {
@@ -396,6 +392,7 @@ impl Net {
         if self.routing.owners.get(ai as usize)?.0 as usize != node {
             return None;
         }
+        let n = self.nodes.get(node)?;
         let at = n.ports.binary_search_by_key(&p.dst.port, |&(p, _)| p);
         let agent = n.ports.get(at.ok()?)?.1;
         Some(Plain::Deliver {
@@ -587,6 +584,12 @@ impl Net {
                         i.handoffs = i.handoffs.saturating_add(1);
                     }
                     i.up = *up;
+                    for d in &mut self.dirs {
+                        if d.to_node as usize == *node && d.to_iface == *iface {
+                            d.to_iface_up = *up;
+                            d.refresh_plain();
+                        }
+                    }
                 }
             }
         }

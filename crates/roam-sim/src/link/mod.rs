@@ -58,6 +58,11 @@ pub(crate) struct LinkDir {
     /// any blackout, without random or Gilbert–Elliott loss, segment drops or a loss meter.
     /// Kept by [`LinkDir::refresh_plain`] after every change to those.
     pub plain: bool,
+    /// Whether the receiving node's interface is up (a copy kept by the simulator).
+    pub to_iface_up: bool,
+    /// [`LinkDir::plain`] and the receiving interface is up: nothing on the way in can drop
+    /// an arriving packet (kept by [`LinkDir::refresh_plain`]).
+    pub arrives_plain: bool,
 }
 
 impl LinkDir {
@@ -111,13 +116,16 @@ impl LinkDir {
                 .map(segment_drop::SegmentDrop::new),
             last_arrival: Time::ZERO,
             plain: false,
+            to_iface_up: true,
+            arrives_plain: false,
         };
         dir.refresh_plain();
         dir
     }
 
-    /// Recomputes [`LinkDir::plain`]; to be called after any change to the direction's
-    /// impairments (loss, up/down, blackouts).
+    /// Recomputes [`LinkDir::plain`] and [`LinkDir::arrives_plain`]; to be called after any
+    /// change to the direction's impairments (loss, up/down, blackouts) or to
+    /// [`LinkDir::to_iface_up`].
     pub(crate) fn refresh_plain(&mut self) {
         let i = &self.imp;
         self.plain = i.up
@@ -125,6 +133,7 @@ impl LinkDir {
             && !i.random_loss()
             && self.segment_drop.is_none()
             && self.meter.is_none();
+        self.arrives_plain = self.plain && self.to_iface_up;
     }
 
     /// The loss rate reported in link info: measured over the window, or the model's exact
