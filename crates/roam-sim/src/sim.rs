@@ -285,9 +285,9 @@ impl Net {
         d.stats.packets_sent += 1;
         d.stats.bytes_sent += u64::from(item.wire);
         #[cfg(test)]
-        let plain = d.imp.departs_plain() && !self.checked_only;
+        let plain = d.departs_plain && !self.checked_only;
         #[cfg(not(test))]
-        let plain = d.imp.departs_plain();
+        let plain = d.departs_plain;
         if !plain {
             self.depart_impaired(dir, item.pkt, done);
             return;

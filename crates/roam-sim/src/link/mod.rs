@@ -58,6 +58,9 @@ pub(crate) struct LinkDir {
     /// any blackout, without random or Gilbert–Elliott loss, segment drops or a loss meter.
     /// Kept by [`LinkDir::refresh_plain`] after every change to those.
     pub plain: bool,
+    /// [`Impairments::departs_plain`], computed once: jitter, reordering and duplication do
+    /// not change during a run.
+    pub departs_plain: bool,
     /// Whether the receiving node's interface is up (a copy kept by the simulator).
     pub to_iface_up: bool,
     /// [`LinkDir::plain`] and the receiving interface is up: nothing on the way in can drop
@@ -97,6 +100,7 @@ impl LinkDir {
             .gilbert
             .as_ref()
             .map(|g| Gilbert::new(g, stream_rng(seed, &format!("{stream}:gilbert"))));
+        let departs_plain = imp.departs_plain();
         let mut dir = LinkDir {
             to_node,
             to_iface,
@@ -116,6 +120,7 @@ impl LinkDir {
                 .map(segment_drop::SegmentDrop::new),
             last_arrival: Time::ZERO,
             plain: false,
+            departs_plain,
             to_iface_up: true,
             arrives_plain: false,
         };
