@@ -272,7 +272,7 @@ impl<T: Copy> Ring<T> {
         Some(first)
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_back(&mut self, entry: T) {
         if self.len == self.slots.len() {
             self.grow_and_push(entry);

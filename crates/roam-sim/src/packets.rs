@@ -25,7 +25,9 @@ pub(crate) struct Packets {
 
 impl Packets {
     /// Keeps `pkt` in a free slot and returns its index.
-    #[inline]
+    // Always inlined (into the agents' send), with a new slot out of line: the datagram is
+    // written once, into its slot.
+    #[inline(always)]
     pub(crate) fn put(&mut self, pkt: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
@@ -34,14 +36,19 @@ impl Packets {
                 }
                 i
             }
-            None => {
-                self.slots.push(Slot {
-                    pkt: Some(pkt),
-                    dir: 0,
-                });
-                (self.slots.len() - 1) as u32
-            }
+            None => self.put_new(pkt),
         }
+    }
+
+    /// [`Packets::put`] when no slot is free.
+    #[cold]
+    #[inline(never)]
+    fn put_new(&mut self, pkt: Packet) -> u32 {
+        self.slots.push(Slot {
+            pkt: Some(pkt),
+            dir: 0,
+        });
+        (self.slots.len() - 1) as u32
     }
 
     /// The datagram in slot `i`, if any.
