@@ -38,6 +38,22 @@ pub(crate) struct NodeRt {
     pub ports: Vec<(u16, u32)>,
 }
 
+impl NodeRt {
+    /// The agent bound to `port`, if any.
+    // Always inlined, with one bound port (the common case) looked at directly: the search
+    // was a call per delivered datagram.
+    #[inline(always)]
+    fn agent_on(&self, port: u16) -> Option<u32> {
+        match self.ports.as_slice() {
+            [(p, agent)] => (*p == port).then_some(*agent),
+            ports => {
+                let at = ports.binary_search_by_key(&port, |&(p, _)| p).ok()?;
+                ports.get(at).map(|&(_, agent)| agent)
+            }
+        }
+    }
+}
+
 /// What became of a packet reaching the far end of a link direction.
 #[derive(Debug)]
 pub(crate) enum Arrival {
@@ -394,9 +410,7 @@ impl Net {
         if self.routing.owners.get(ai as usize)?.0 as usize != node {
             return None;
         }
-        let n = self.nodes.get(node)?;
-        let at = n.ports.binary_search_by_key(&p.dst.port, |&(p, _)| p);
-        let agent = n.ports.get(at.ok()?)?.1;
+        let agent = self.nodes.get(node)?.agent_on(p.dst.port)?;
         Some(Plain::Deliver {
             agent,
             iface: d.to_iface,
@@ -446,11 +460,7 @@ impl Net {
             return Arrival::None;
         }
         let mine = ai.is_some_and(|ai| self.routing.owners[ai as usize].0 as usize == node);
-        let agent = n
-            .ports
-            .binary_search_by_key(&dst.port, |&(p, _)| p)
-            .ok()
-            .map(|i| n.ports[i].1);
+        let agent = n.agent_on(dst.port);
         let fate = match agent {
             Some(_) if mine && corrupted => PacketFate::Corrupted,
             Some(_) if mine => PacketFate::Delivered,
