@@ -33,8 +33,6 @@ pub(crate) enum EventKind {
     AgentStart(u32),
     /// An agent's timer may have expired.
     AgentTimer(u32),
-    /// A link direction's transmitter may take the next packet.
-    TxReady(u32),
     /// A datagram that overtook another (by its slot in the simulator's datagram table, which
     /// also notes the link direction) reaches the far end of a link direction. In-order
     /// datagrams travel in their direction's lane instead ([`Popped::Lane`]).
@@ -57,13 +55,18 @@ pub(crate) enum Popped<P> {
     /// The first event of lane `.0` (scheduled with [`EventQueue::push_in_lane`]), with what it
     /// carries.
     Lane(u32, P),
+    /// Link direction `.0`'s transmitter may take the next packet (scheduled with
+    /// [`EventQueue::push_wake`]). Left in the queue until the caller ends its handling with
+    /// [`EventQueue::end_wake`], before the next pop: the next wake-up then takes its place.
+    TxReady(u32),
 }
 
-/// A heap entry's event: a plain one, or the first of a lane's.
+/// A heap entry's event: a plain one, the first of a lane's, or a transmitter's wake-up.
 #[derive(Debug, Clone, Copy)]
 enum Item {
     Event(EventKind),
     Lane(u32),
+    Wake(u32),
 }
 
 /// The ordering key of an event at `time` scheduled as number `seq`: earlier first, then in
@@ -341,9 +344,20 @@ impl<P: Copy> EventQueue<P> {
             item: Item::Event(kind),
         };
         match kind {
-            EventKind::TxReady(_) | EventKind::Arrive(_) => self.link.push(entry),
+            EventKind::Arrive(_) => self.link.push(entry),
             _ => self.other.push(entry),
         }
+    }
+
+    /// Schedules a wake-up of link direction `dir`'s transmitter at `time` (popped as
+    /// [`Popped::TxReady`]).
+    pub(crate) fn push_wake(&mut self, time: Time, dir: u32) {
+        let entry = Entry {
+            time: time.as_nanos(),
+            seq: self.take_seq(),
+            item: Item::Wake(dir),
+        };
+        self.link.push(entry);
     }
 
     /// Schedules an event carrying `payload` at `time` in lane `lane`, if that keeps the lane in
@@ -389,6 +403,9 @@ impl<P: Copy> EventQueue<P> {
         }
         let at = Time::from_nanos(top.time);
         match top.item {
+            // Left at the top (of the link heap, where wake-ups are), earlier than anything
+            // scheduled until `end_wake` replaces or removes it.
+            Item::Wake(dir) => Some((at, Popped::TxReady(dir))),
             Item::Event(kind) => {
                 heap.remove_top();
                 Some((at, Popped::Event(kind)))
@@ -406,6 +423,24 @@ impl<P: Copy> EventQueue<P> {
                 }
                 Some((at, Popped::Lane(lane, first.payload)))
             }
+        }
+    }
+
+    /// Ends the handling of a [`Popped::TxReady`]: schedules the transmitter's next wake-up at
+    /// `next` in the popped one's place (one sift, where removing it and scheduling the next
+    /// took two) or, if none, removes it. The next wake-up takes its sequence id now, as
+    /// [`EventQueue::push`] would.
+    pub(crate) fn end_wake(&mut self, dir: u32, next: Option<Time>) {
+        match next {
+            Some(t) => {
+                let entry = Entry {
+                    time: t.as_nanos(),
+                    seq: self.take_seq(),
+                    item: Item::Wake(dir),
+                };
+                self.link.replace_top(entry);
+            }
+            None => self.link.remove_top(),
         }
     }
 
@@ -499,15 +534,41 @@ mod tests {
     enum Want {
         Event(u32),
         Lane(u32),
+        Arrive(u32),
+        Wake(u32),
+    }
+
+    /// Ends a wake-up the queue popped as the simulator does: an arrival is scheduled
+    /// meanwhile (by the departure), then the next wake-up takes the popped one's place, or
+    /// (odd sequence ids, late times) none does; the model learns of both.
+    fn end_popped_wake(
+        q: &mut EventQueue<u32>,
+        popped: (u64, u32, Want),
+        seq: &mut u32,
+        model: &mut Vec<(u64, u32, Want)>,
+    ) {
+        let (t, id, _) = popped;
+        q.push(Time::from_nanos(t + 2), EventKind::Arrive(*seq));
+        model.push((t + 2, *seq, Want::Arrive(*seq)));
+        *seq += 1;
+        if id % 2 == 0 && t < 60 {
+            let next = t + 1 + u64::from(id % 4);
+            q.end_wake(*seq, Some(Time::from_nanos(next)));
+            model.push((next, *seq, Want::Wake(*seq)));
+            *seq += 1;
+        } else {
+            q.end_wake(id, None);
+        }
     }
 
     proptest! {
-        /// Interleaved pushes (plain, or into one of three lanes at times that may go back) and
-        /// pops give exactly the order of a sort by (time, scheduling order), as a plain heap
-        /// of every event (the standard library's binary heap before) did.
+        /// Interleaved pushes (plain, into one of three lanes at times that may go back, or
+        /// transmitter wake-ups, each ended by the next one or by none) and pops give exactly
+        /// the order of a sort by (time, scheduling order), as a plain heap of every event (the
+        /// standard library's binary heap before) did.
         #[test]
         fn pops_in_time_then_scheduling_order(
-            ops in proptest::collection::vec((0u64..40, 0u8..6), 1..400),
+            ops in proptest::collection::vec((0u64..40, 0u8..7), 1..400),
         ) {
             let mut q = EventQueue::with_lanes(3);
             // The reference: pending (time, seq, what), popped as the minimum.
@@ -534,6 +595,11 @@ mod tests {
                         }
                         seq += 1;
                     }
+                    5 => {
+                        q.push_wake(Time::from_nanos(t), seq);
+                        model.push((t, seq, Want::Wake(seq)));
+                        seq += 1;
+                    }
                     _ => {
                         // Pop everything up to a bound, checking each against the model.
                         let end = t;
@@ -548,6 +614,9 @@ mod tests {
                                 Some(w) => {
                                     model.retain(|e| *e != w);
                                     prop_assert_eq!(got, Some(expected(w)));
+                                    if let Want::Wake(_) = w.2 {
+                                        end_popped_wake(&mut q, w, &mut seq, &mut model);
+                                    }
                                 }
                             }
                         }
@@ -555,9 +624,12 @@ mod tests {
                 }
                 prop_assert_eq!(q.len(), model.len());
             }
-            model.sort_unstable();
-            for w in model {
+            while let Some(w) = model.iter().copied().min() {
+                model.retain(|e| *e != w);
                 prop_assert_eq!(q.pop_until(Time::MAX), Some(expected(w)));
+                if let Want::Wake(_) = w.2 {
+                    end_popped_wake(&mut q, w, &mut seq, &mut model);
+                }
             }
             prop_assert_eq!(q.pop_until(Time::MAX), None);
         }
@@ -568,6 +640,8 @@ mod tests {
         let popped = match w.2 {
             Want::Event(s) => Popped::Event(EventKind::AgentTimer(s)),
             Want::Lane(lane) => Popped::Lane(lane, w.1),
+            Want::Arrive(s) => Popped::Event(EventKind::Arrive(s)),
+            Want::Wake(dir) => Popped::TxReady(dir),
         };
         (Time::from_nanos(w.0), popped)
     }

@@ -464,7 +464,7 @@ impl<'s> Runner<'s> {
                         arm_timer(&mut self.net, slot, a, t, false);
                     }
                 }
-                Popped::Event(EventKind::TxReady(d)) => self.net.tx_ready(d),
+                Popped::TxReady(d) => self.net.tx_ready(d),
                 Popped::Event(EventKind::Arrive(slot)) => {
                     let arrival = self.net.arrive_alone(slot);
                     self.deliver(arrival, &mut done);

@@ -257,7 +257,7 @@ impl Net {
                     pkt,
                 );
                 if let Some(t) = wake {
-                    self.events.push(t, EventKind::TxReady(dir));
+                    self.events.push_wake(t, dir);
                 }
             }
             Offer::Dropped(item) => {
@@ -269,17 +269,24 @@ impl Net {
         }
     }
 
-    /// The transmitter of `dir` may take the next packet.
+    /// The transmitter of `dir` may take the next packet (its wake-up was popped as
+    /// [`Popped::TxReady`](crate::event::Popped::TxReady)): departs what it sends and
+    /// schedules its next wake-up in the popped one's place.
     pub(crate) fn tx_ready(&mut self, dir: u32) {
+        let next = self.wake(dir);
+        self.events.end_wake(dir, next);
+    }
+
+    /// [`Net::tx_ready`] but for the wake-up's scheduling: returns when to wake the
+    /// transmitter next, if ever.
+    #[inline(always)]
+    fn wake(&mut self, dir: u32) -> Option<Time> {
         let now = self.now;
         if let Some(woken) = self.dirs[dir as usize].chan.wake_rate(now) {
             if let Some((item, done)) = woken.departed {
                 self.depart(dir, item, done);
             }
-            if let Some(t) = woken.next {
-                self.events.push(t, EventKind::TxReady(dir));
-            }
-            return;
+            return woken.next;
         }
         // A trace-driven transmitter may send several packets at one opportunity.
         let mut buf = std::mem::take(&mut self.departures);
@@ -290,9 +297,7 @@ impl Net {
             self.depart(dir, item, done);
         }
         self.departures = buf;
-        if let Some(t) = next {
-            self.events.push(t, EventKind::TxReady(dir));
-        }
+        next
     }
 
     /// `item` is fully sent on `dir` at `done`: counts it and schedules its arrival (and that
