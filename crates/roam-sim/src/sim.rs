@@ -234,8 +234,12 @@ impl Net {
     #[inline(always)]
     fn enqueue_sized(&mut self, dir: u32, pkt: u32, wire: u32) {
         let now = self.now;
-        match self.dirs[dir as usize].chan.start_if_idle(now, wire) {
-            Some(done) => self.depart(dir, Queued { pkt, wire }, done),
+        let d = &mut self.dirs[dir as usize];
+        match d.chan.start_if_idle(now, wire) {
+            Some(done) => {
+                let arrive = d.departed(wire, done);
+                self.schedule_departed(dir, pkt, done, arrive);
+            }
             None => self.offer(dir, Queued { pkt, wire }),
         }
     }
@@ -304,22 +308,24 @@ impl Net {
     /// of a duplicate).
     #[inline(always)]
     fn depart(&mut self, dir: u32, item: Queued, done: Time) {
-        let d = &mut self.dirs[dir as usize];
-        d.stats.packets_sent += 1;
-        d.stats.bytes_sent += u64::from(item.wire);
+        let arrive = self.dirs[dir as usize].departed(item.wire, done);
+        self.schedule_departed(dir, item.pkt, done, arrive);
+    }
+
+    /// [`Net::depart`] after the direction counted the datagram in slot `pkt`
+    /// ([`LinkDir::departed`]): schedules its arrival at `arrive` if the direction departs
+    /// plain, else lets the impairments decide.
+    #[inline(always)]
+    fn schedule_departed(&mut self, dir: u32, pkt: u32, done: Time, arrive: Option<Time>) {
         #[cfg(test)]
-        let plain = d.departs_plain && !self.checked_only;
-        #[cfg(not(test))]
-        let plain = d.departs_plain;
-        if !plain {
-            self.depart_impaired(dir, item.pkt, done);
+        let arrive = arrive.filter(|_| !self.checked_only);
+        let Some(arrive) = arrive else {
+            self.depart_impaired(dir, pkt, done);
             return;
-        }
-        // What `depart_impaired` does when the impairments decide nothing.
-        let arrive = Time::from_nanos(done.as_nanos().saturating_add(d.delay_ns));
+        };
         let (now, fate) = (self.now, PacketFate::Sent);
-        note(&mut self.trace, &self.packets, now, dir, fate, item.pkt);
-        self.schedule_arrival(dir, arrive, item.pkt);
+        note(&mut self.trace, &self.packets, now, dir, fate, pkt);
+        self.schedule_arrival(dir, arrive, pkt);
     }
 
     /// [`Net::depart`] (after the counters) of the datagram in slot `pkt` on a direction with

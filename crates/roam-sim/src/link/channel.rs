@@ -55,6 +55,12 @@ pub(crate) struct Channel {
     head_sent: u64,
     cap_bits: f64,
     cap_since: Time,
+    /// The last transmission time computed at the current rate, and for how many bytes: a
+    /// direction's datagrams mostly have one or two sizes, so this spares most divisions.
+    /// (0 bytes take 0 ns at any rate, which makes it right before the first packet and after
+    /// a rate change.)
+    last_wire: u32,
+    last_tx_ns: u64,
 }
 
 /// Nanoseconds to serialise `wire` bytes at `rate` bits/s (rounded down).
@@ -94,7 +100,20 @@ impl Channel {
             head_sent: 0,
             cap_bits: 0.0,
             cap_since: Time::ZERO,
+            last_wire: 0,
+            last_tx_ns: 0,
         }
+    }
+
+    /// [`tx_nanos`] at the current `rate` for `wire` bytes, from the one-entry cache if it
+    /// holds that size.
+    #[inline]
+    fn tx_time(&mut self, rate: u64, wire: u32) -> u64 {
+        if wire != self.last_wire {
+            self.last_wire = wire;
+            self.last_tx_ns = tx_nanos(rate, wire);
+        }
+        self.last_tx_ns
     }
 
     fn full(&self, wire: u32) -> bool {
@@ -116,7 +135,7 @@ impl Channel {
         if !self.queue.is_empty() || self.busy_until > now {
             return None;
         }
-        let done = now + std::time::Duration::from_nanos(tx_nanos(rate, wire));
+        let done = now + std::time::Duration::from_nanos(self.tx_time(rate, wire));
         self.busy_until = done;
         Some(done)
     }
@@ -209,7 +228,7 @@ impl Channel {
             });
         };
         self.queued_bytes -= u64::from(item.wire);
-        let done = now + std::time::Duration::from_nanos(tx_nanos(rate, item.wire));
+        let done = now + std::time::Duration::from_nanos(self.tx_time(rate, item.wire));
         self.busy_until = done;
         let next = if self.queue.is_empty() {
             None
@@ -246,6 +265,7 @@ impl Channel {
             self.busy_until = self.busy_until.max(now);
         }
         self.server = Server::Rate(rate);
+        (self.last_wire, self.last_tx_ns) = (0, 0);
     }
 
     /// Current rate in bits/s (a trace's mean rate for trace-driven transmitters).
@@ -278,6 +298,28 @@ mod tests {
         // Beyond 64 bits: the 128-bit path.
         assert_eq!(tx_nanos(8_000_000_000, u32::MAX), u64::from(u32::MAX));
         assert_eq!(tx_nanos(1, u32::MAX), u64::MAX);
+    }
+
+    /// The transmission time of a size seen before is the one computed at the current rate:
+    /// a rate change is not answered from the cache.
+    #[test]
+    fn a_rate_change_changes_the_transmission_time_of_a_size_seen_before() {
+        let mut ch = Channel::with_rate(8_000_000, QueueLimit::Packets(10));
+        assert_eq!(
+            ch.start_if_idle(Time::ZERO, 1000),
+            Some(Time::from_millis(1))
+        );
+        let t = Time::from_millis(1);
+        assert_eq!(ch.start_if_idle(t, 1000), Some(Time::from_millis(2)));
+        let t = Time::from_millis(2);
+        ch.set_rate(t, 4_000_000);
+        assert_eq!(ch.start_if_idle(t, 1000), Some(Time::from_millis(4)));
+        let t = Time::from_millis(4);
+        assert_eq!(ch.start_if_idle(t, 500), Some(Time::from_millis(5)));
+        assert!(matches!(ch.offer(t, item(1000)), Offer::Queued { .. }));
+        let mut departed = Vec::new();
+        ch.wake(Time::from_millis(5), |_, done| departed.push(done));
+        assert_eq!(departed, vec![Time::from_millis(7)]);
     }
 
     #[test]

@@ -141,6 +141,17 @@ impl LinkDir {
         self.arrives_plain = self.plain && self.to_iface_up;
     }
 
+    /// Counts a datagram of `wire` bytes fully sent at `done`; returns when it arrives if the
+    /// direction departs plain (what the impairments would decide when they decide nothing),
+    /// `None` if the impairments must decide.
+    #[inline(always)]
+    pub(crate) fn departed(&mut self, wire: u32, done: Time) -> Option<Time> {
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += u64::from(wire);
+        self.departs_plain
+            .then(|| Time::from_nanos(done.as_nanos().saturating_add(self.delay_ns)))
+    }
+
     /// The loss rate reported in link info: measured over the window, or the model's exact
     /// long-run value.
     pub(crate) fn reported_loss(&self) -> f64 {
