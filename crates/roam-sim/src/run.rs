@@ -565,8 +565,13 @@ impl Completion {
         }
     }
 
-    /// Notes whether flow `f` has completed (after one of its agents was called).
+    /// Notes whether flow `f` has completed (after one of its agents was called); nothing to
+    /// note in a run that cannot stop early.
+    #[inline(always)]
     fn check(&mut self, f: u32, net: &Net) {
+        if !self.can_stop {
+            return;
+        }
         let f = f as usize;
         if !self.done[f] && net.counters[f].completed_at.is_some() {
             self.done[f] = true;
