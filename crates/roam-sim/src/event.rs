@@ -312,6 +312,9 @@ pub(crate) struct EventQueue<P> {
     link: Heap,
     /// Every other event.
     other: Heap,
+    /// The key of `other`'s earliest entry (that of [`Entry::NONE`] if empty), kept beside
+    /// it: the heap changes about once per hundred pops, each of which compares its top.
+    other_first: u128,
     /// Lanes, each in increasing (time, sequence id) order; a non-empty lane's first event is
     /// in `link`.
     lanes: Vec<Ring<LaneEntry<P>>>,
@@ -324,6 +327,7 @@ impl<P: Copy> EventQueue<P> {
         EventQueue {
             link: Heap::default(),
             other: Heap::default(),
+            other_first: Entry::NONE.key(),
             lanes: (0..lanes).map(|_| Ring::new()).collect(),
             next_seq: 0,
         }
@@ -345,7 +349,10 @@ impl<P: Copy> EventQueue<P> {
         };
         match kind {
             EventKind::Arrive(_) => self.link.push(entry),
-            _ => self.other.push(entry),
+            _ => {
+                self.other_first = self.other_first.min(entry.key());
+                self.other.push(entry);
+            }
         }
     }
 
@@ -392,8 +399,9 @@ impl<P: Copy> EventQueue<P> {
     /// Removes the earliest event if it is not later than `end`.
     #[inline(always)]
     pub(crate) fn pop_until(&mut self, end: Time) -> Option<(Time, Popped<P>)> {
-        let (l, o) = (self.link.top(), self.other.top());
-        let (heap, top) = if o.key() < l.key() {
+        let l = self.link.top();
+        let (heap, top) = if self.other_first < l.key() {
+            let o = self.other.top();
             (&mut self.other, o)
         } else {
             (&mut self.link, l)
@@ -408,6 +416,7 @@ impl<P: Copy> EventQueue<P> {
             Item::Wake(dir) => Some((at, Popped::TxReady(dir))),
             Item::Event(kind) => {
                 heap.remove_top();
+                self.other_first = self.other.top().key();
                 Some((at, Popped::Event(kind)))
             }
             Item::Lane(lane) => {
