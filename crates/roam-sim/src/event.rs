@@ -61,12 +61,70 @@ pub(crate) enum Popped<P> {
     TxReady(u32),
 }
 
-/// A heap entry's event: a plain one, the first of a lane's, or a transmitter's wake-up.
+/// A heap entry's event: the first of a lane's, a transmitter's wake-up, or a plain one. Two
+/// numbers, read and written as one word (an enum's tag and payload were written byte by
+/// byte, and told apart by several tests): what it is and its argument (the lane, the link
+/// direction, the plain event's index).
 #[derive(Debug, Clone, Copy)]
-enum Item {
-    Event(EventKind),
-    Lane(u32),
-    Wake(u32),
+struct Item {
+    what: u32,
+    arg: u32,
+}
+
+impl Item {
+    /// `what` of lane `arg`'s first event.
+    const LANE: u32 = 0;
+    /// `what` of a wake-up of link direction `arg`'s transmitter.
+    const WAKE: u32 = 1;
+
+    #[inline]
+    fn lane(lane: u32) -> Item {
+        Item {
+            what: Item::LANE,
+            arg: lane,
+        }
+    }
+
+    #[inline]
+    fn wake(dir: u32) -> Item {
+        Item {
+            what: Item::WAKE,
+            arg: dir,
+        }
+    }
+
+    /// A plain event: `what` from 2 on.
+    fn event(kind: EventKind) -> Item {
+        let (what, arg) = match kind {
+            EventKind::AgentStart(a) => (2, a),
+            EventKind::AgentTimer(a) => (3, a),
+            EventKind::Arrive(pkt) => (4, pkt),
+            EventKind::GilbertFlip(dir) => (5, dir),
+            EventKind::Blackout { dir, on: false } => (6, dir),
+            EventKind::Blackout { dir, on: true } => (7, dir),
+            EventKind::Scheduled(i) => (8, i),
+            EventKind::Sample => (9, 0),
+        };
+        Item { what, arg }
+    }
+
+    /// The plain event this is (made by [`Item::event`]: `what` from 2 to 9).
+    fn kind(self) -> EventKind {
+        let arg = self.arg;
+        match self.what {
+            2 => EventKind::AgentStart(arg),
+            3 => EventKind::AgentTimer(arg),
+            4 => EventKind::Arrive(arg),
+            5 => EventKind::GilbertFlip(arg),
+            6 => EventKind::Blackout {
+                dir: arg,
+                on: false,
+            },
+            7 => EventKind::Blackout { dir: arg, on: true },
+            8 => EventKind::Scheduled(arg),
+            _ => EventKind::Sample,
+        }
+    }
 }
 
 /// The ordering key of an event at `time` scheduled as number `seq`: earlier first, then in
@@ -89,7 +147,10 @@ impl Entry {
     const NONE: Entry = Entry {
         time: u64::MAX,
         seq: u64::MAX,
-        item: Item::Lane(0),
+        item: Item {
+            what: Item::LANE,
+            arg: 0,
+        },
     };
 
     /// The ordering key.
@@ -345,7 +406,7 @@ impl<P: Copy> EventQueue<P> {
         let entry = Entry {
             time: time.as_nanos(),
             seq: self.take_seq(),
-            item: Item::Event(kind),
+            item: Item::event(kind),
         };
         match kind {
             EventKind::Arrive(_) => self.link.push(entry),
@@ -362,7 +423,7 @@ impl<P: Copy> EventQueue<P> {
         let entry = Entry {
             time: time.as_nanos(),
             seq: self.take_seq(),
-            item: Item::Wake(dir),
+            item: Item::wake(dir),
         };
         self.link.push(entry);
     }
@@ -390,7 +451,7 @@ impl<P: Copy> EventQueue<P> {
             self.link.push(Entry {
                 time,
                 seq,
-                item: Item::Lane(lane),
+                item: Item::lane(lane),
             });
         }
         Ok(())
@@ -410,16 +471,9 @@ impl<P: Copy> EventQueue<P> {
             return None;
         }
         let at = Time::from_nanos(top.time);
-        match top.item {
-            // Left at the top (of the link heap, where wake-ups are), earlier than anything
-            // scheduled until `end_wake` replaces or removes it.
-            Item::Wake(dir) => Some((at, Popped::TxReady(dir))),
-            Item::Event(kind) => {
-                heap.remove_top();
-                self.other_first = self.other.top().key();
-                Some((at, Popped::Event(kind)))
-            }
-            Item::Lane(lane) => {
+        match top.item.what {
+            Item::LANE => {
+                let lane = top.item.arg;
                 let l = &mut self.lanes[lane as usize];
                 let first = l.pop_front()?;
                 match l.front() {
@@ -431,6 +485,14 @@ impl<P: Copy> EventQueue<P> {
                     None => heap.remove_top(),
                 }
                 Some((at, Popped::Lane(lane, first.payload)))
+            }
+            // Left at the top (of the link heap, where wake-ups are), earlier than anything
+            // scheduled until `end_wake` replaces or removes it.
+            Item::WAKE => Some((at, Popped::TxReady(top.item.arg))),
+            _ => {
+                heap.remove_top();
+                self.other_first = self.other.top().key();
+                Some((at, Popped::Event(top.item.kind())))
             }
         }
     }
@@ -445,7 +507,7 @@ impl<P: Copy> EventQueue<P> {
                 let entry = Entry {
                     time: t.as_nanos(),
                     seq: self.take_seq(),
-                    item: Item::Wake(dir),
+                    item: Item::wake(dir),
                 };
                 self.link.replace_top(entry);
             }
@@ -471,6 +533,26 @@ mod tests {
         assert_eq!(std::mem::size_of::<EventKind>(), 8);
         assert_eq!(std::mem::size_of::<Item>(), 8);
         assert_eq!(std::mem::size_of::<Entry>(), 24);
+    }
+
+    /// Every plain event comes back from its heap item as it went in.
+    #[test]
+    fn plain_events_survive_their_encoding() {
+        let kinds = [
+            EventKind::AgentStart(7),
+            EventKind::AgentTimer(8),
+            EventKind::Arrive(9),
+            EventKind::GilbertFlip(10),
+            EventKind::Blackout { dir: 11, on: false },
+            EventKind::Blackout { dir: 12, on: true },
+            EventKind::Scheduled(13),
+            EventKind::Sample,
+        ];
+        for kind in kinds {
+            let item = Item::event(kind);
+            assert!(item.what > Item::WAKE);
+            assert_eq!(item.kind(), kind);
+        }
     }
 
     /// A ring gives its entries back first in, first out, across wraps and growth.
