@@ -437,12 +437,6 @@ impl<'s> Runner<'s> {
         let mut stopped_at = None;
         while let Some((t, popped)) = self.net.events.pop_until(end) {
             self.net.now = t;
-            events += 1;
-            if t >= next_progress {
-                progress(t.as_secs_f64() / end.as_secs_f64());
-                let k = t.as_nanos() / step.as_nanos().max(1) as u64 + 1;
-                next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
-            }
             match popped {
                 Popped::Lane(dir, pkt) => match self.net.arrive(dir, pkt) {
                     Arrival::None => {}
@@ -511,6 +505,14 @@ impl<'s> Runner<'s> {
                         self.net.events.push(next, EventKind::Sample);
                     }
                 }
+            }
+            // Counted and reported after the event, so that nothing stands between the pop and
+            // the dispatch on what it popped.
+            events += 1;
+            if t >= next_progress {
+                progress(t.as_secs_f64() / end.as_secs_f64());
+                let k = t.as_nanos() / step.as_nanos().max(1) as u64 + 1;
+                next_progress = Time::from_nanos(k.saturating_mul(step.as_nanos() as u64));
             }
             if let (Some(trace), Some(obs)) = (self.net.trace.as_mut(), observer.as_mut()) {
                 hand_over(s, &mut trace.records, &link_names, &mut **obs);
