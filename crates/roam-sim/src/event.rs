@@ -13,7 +13,11 @@
 //!   wake-ups) are many and near; the rest (agent timers and starts, scenario and channel
 //!   events, samples) are few per link event and mostly far ahead. Each has its own heap, and a
 //!   pop takes the earlier of the two tops. On the 20-flow dumbbell the link heap holds about 7
-//!   entries where one heap of every event held 75.
+//!   entries where one heap of every event held 75; the other heap's earliest key is kept
+//!   beside it, so that a pop reads one heap.
+//! - **Wake-ups in place.** A transmitter's wake-up usually schedules the next one: a popped
+//!   wake-up stays at the top of the link heap until its handler ends it
+//!   ([`EventQueue::end_wake`]), and the next wake-up takes its place with one sift.
 //! - **The heaps** are binary, padded to a whole pair of children, 24-byte entries whose
 //!   (time, sequence id) is compared as one 128-bit number; removing the top walks the hole
 //!   down to a leaf along the earlier child and lets the replacement rise from there (it is
