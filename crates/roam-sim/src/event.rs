@@ -227,9 +227,6 @@ impl Heap {
     }
 
     /// Removes the earliest entry (if any).
-    // Always inlined (into the pops and `end_wake`): called, it cost about 0.7 M more
-    // instructions on the 20-flow dumbbell (30 s).
-    #[inline(always)]
     fn remove_top(&mut self) {
         let Some(last) = self.len.checked_sub(1) else {
             return;
