@@ -161,7 +161,7 @@ impl<'a> Segment<'a> {
         // Most segments carry no options: their (large) block is then written straight into
         // the result, not built aside and copied.
         if options.is_empty() {
-            return Ok(Self::assemble(&header, fixed, Options::default(), payload));
+            return Ok(Self::assemble(&header, fixed, Options::NONE, payload));
         }
         let options = Options::decode(options)?;
         Ok(Self::assemble(&header, fixed, options, payload))
