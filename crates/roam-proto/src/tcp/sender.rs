@@ -410,7 +410,7 @@ impl Sender {
             self.rto_deadline = if self.board.is_empty() || self.probe.is_some() {
                 None
             } else {
-                Some(now + self.rtt.rto())
+                Some(self.rtt.rto_deadline(now))
             };
         } else if !self.board.is_empty()
             && !carries_data
@@ -610,7 +610,7 @@ impl Sender {
     /// the retransmission timer keep the connection going).
     fn arm_persist(&mut self, now: Time) {
         if self.board.is_empty() && self.persist_deadline.is_none() {
-            self.persist_deadline = Some(now + self.rtt.rto());
+            self.persist_deadline = Some(self.rtt.rto_deadline(now));
         }
     }
 
@@ -647,7 +647,7 @@ impl Sender {
         self.stats.segments_sent += 1;
         self.last_link.on_transmission(false);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rtt.rto_deadline(now));
         }
         seg
     }
@@ -657,7 +657,7 @@ impl Sender {
         self.stats.retransmitted_segments += 1;
         self.last_link.on_transmission(true);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rtt.rto_deadline(now));
         }
         TxSegment {
             seq,
