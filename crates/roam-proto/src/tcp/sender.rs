@@ -476,6 +476,7 @@ impl Sender {
     }
 
     /// Reports a delivery to the congestion controller, then applies the last-link cap.
+    #[inline]
     fn deliver(&mut self, delivered: &Delivered) {
         let cap = self.last_link.cwnd_cap(self.last_link_rtt(), self.mss);
         let window_before = self.cc.window();
