@@ -549,7 +549,12 @@ impl Connection {
             self.sender.on_peer_link(now, &peer);
         }
         if seg.flags.contains(Flags::ACK) {
-            let rtt = echo_rtt(now, seg.ts_ecr);
+            // The sender takes an RTT sample only from an ACK of new data.
+            let rtt = if seg.ack > self.sender.snd_una() {
+                echo_rtt(now, seg.ts_ecr)
+            } else {
+                None
+            };
             let outcome = self.sender.on_ack(
                 now,
                 seg.ack,
@@ -776,11 +781,9 @@ impl Connection {
             flags.insert(Flags::ELN);
         }
         let sack = self.sack && self.receiver.sack_blocks_due();
-        let link = self
-            .local_link
-            .filter(|l| self.cfg.report_link_info && l.wireless);
+        let link = self.cfg.report_link_info && self.local_link.is_some_and(|l| l.wireless);
         let head = self.head(now, flags, seq);
-        if sack || link.is_some() || probe.is_some() {
+        if sack || link || probe.is_some() {
             let mut opts = Options {
                 probe,
                 ..Options::default()
@@ -788,8 +791,8 @@ impl Connection {
             if sack {
                 self.receiver.fill_sack(&mut opts);
             }
-            if let Some(li) = link {
-                report_link(&li, &mut opts);
+            if let Some(li) = self.local_link.as_ref().filter(|_| link) {
+                report_link(li, &mut opts);
             }
             head.encode(&opts, buf);
         } else {
