@@ -323,6 +323,11 @@ impl Scoreboard {
     /// RFC 6675 NextSeg rule 1: the first lost, un-SACKed segment not yet retransmitted.
     #[inline]
     pub fn next_lost(&mut self) -> Option<SentSegment> {
+        if self.lost_bytes == self.lost_retx_bytes {
+            // Every lost un-SACKed segment was retransmitted (segments are never empty), or
+            // none is lost: the walk below would find none (the hint may stay behind).
+            return None;
+        }
         while self.retx_hint < self.segs.len() {
             let s = self.segs[self.retx_hint];
             if s.lost && !s.sacked && !s.retransmitted {
