@@ -35,6 +35,6 @@ pub use request::{
     PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS, PULL_BLOCK_LEN,
     REQUEST_FIXED_LEN, SYN_MIN_LEN,
 };
-pub use segment::{Segment, SEGMENT_FIXED_LEN};
+pub use segment::{Segment, SegmentHead, SEGMENT_FIXED_LEN};
 pub use summary::Summary;
 pub use token::{Token, TOKEN_LEN};

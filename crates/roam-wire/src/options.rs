@@ -173,6 +173,17 @@ pub struct Options {
 }
 
 impl Options {
+    /// No option (what [`Options::default`] gives), as a constant.
+    pub const NONE: Options = Options {
+        mss: None,
+        sack_permitted: false,
+        sack: [SackBlock { start: 0, end: 0 }; MAX_SACK_BLOCKS],
+        sack_len: 0,
+        probe: None,
+        last_link: None,
+        link_info: None,
+    };
+
     /// The valid SACK blocks.
     #[inline]
     pub fn sack_blocks(&self) -> &[SackBlock] {
@@ -399,6 +410,12 @@ mod tests {
 
     fn malformed(kind: u8, len: u8) -> Result<Options, DecodeError> {
         Err(DecodeError::MalformedOption { kind, len })
+    }
+
+    #[test]
+    fn none_is_the_default() {
+        assert_eq!(Options::NONE, Options::default());
+        assert_eq!(Options::NONE.encoded_len(), 0);
     }
 
     #[test]

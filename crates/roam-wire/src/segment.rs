@@ -53,6 +53,67 @@ fn truncated_fixed_field(len: usize) -> DecodeError {
     }
 }
 
+/// The fields of a segment before its options: a [`Segment`] without its (large) options
+/// block and payload, for a sender that encodes segments without building one. Encoding it
+/// with options (or none) and appending the payload gives exactly [`Segment::encode`]'s bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentHead {
+    /// Connection identifier.
+    pub conn_id: ConnId,
+    /// SYN/ACK/FIN/RST/ELN.
+    pub flags: Flags,
+    /// Sequence number of the first payload byte (or of the SYN/FIN).
+    pub seq: u64,
+    /// Next sequence number expected by the sender of this segment (valid with ACK).
+    pub ack: u64,
+    /// Receive window in bytes, counted from `ack`.
+    pub window: u32,
+    /// Sender's timestamp (µs, wrapping; RFC 7323 TSval).
+    pub ts_val: u32,
+    /// Echo of the peer's most recent timestamp (RFC 7323 TSecr).
+    pub ts_ecr: u32,
+}
+
+impl SegmentHead {
+    /// Appends the fixed part and `options` to `out`; the payload, if any, is the caller's to
+    /// append next.
+    pub fn encode(&self, options: &Options, out: &mut Vec<u8>) {
+        let opts_len = options.encoded_len();
+        out.reserve(SEGMENT_FIXED_LEN + opts_len);
+        self.put_fixed(out, opts_len);
+        if opts_len > 0 {
+            options.write(out);
+        }
+    }
+
+    /// As [`SegmentHead::encode`] with no options (an empty options area).
+    pub fn encode_bare(&self, out: &mut Vec<u8>) {
+        out.reserve(SEGMENT_FIXED_LEN);
+        self.put_fixed(out, 0);
+    }
+
+    /// Appends the fixed part, whose last byte is the length of the options that follow.
+    #[inline]
+    fn put_fixed(&self, out: &mut Vec<u8>, opts_len: usize) {
+        let header = Header {
+            packet_type: PacketType::Segment,
+            flags: self.flags,
+            conn_id: self.conn_id,
+        };
+        // The fixed part is assembled in place and appended at once.
+        let mut fixed = [0u8; SEGMENT_FIXED_LEN];
+        fixed[..HEADER_LEN].copy_from_slice(&header.to_bytes());
+        fixed[SEQ_AT..ACK_AT].copy_from_slice(&self.seq.to_be_bytes());
+        fixed[ACK_AT..WINDOW_AT].copy_from_slice(&self.ack.to_be_bytes());
+        fixed[WINDOW_AT..TS_VAL_AT].copy_from_slice(&self.window.to_be_bytes());
+        fixed[TS_VAL_AT..TS_ECR_AT].copy_from_slice(&self.ts_val.to_be_bytes());
+        fixed[TS_ECR_AT..OPTS_LEN_AT].copy_from_slice(&self.ts_ecr.to_be_bytes());
+        // At most MAX_OPTIONS_LEN (< 256, checked by a test) with the defined options.
+        fixed[OPTS_LEN_AT] = opts_len as u8;
+        out.extend_from_slice(&fixed);
+    }
+}
+
 /// A decoded (or to-be-encoded) segment borrowing its payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Segment<'a> {
@@ -100,7 +161,7 @@ impl<'a> Segment<'a> {
         // Most segments carry no options: their (large) block is then written straight into
         // the result, not built aside and copied.
         if options.is_empty() {
-            return Ok(Self::assemble(&header, fixed, Options::default(), payload));
+            return Ok(Self::assemble(&header, fixed, Options::NONE, payload));
         }
         let options = Options::decode(options)?;
         Ok(Self::assemble(&header, fixed, options, payload))
@@ -132,26 +193,24 @@ impl<'a> Segment<'a> {
         SEGMENT_FIXED_LEN + self.options.encoded_len() + self.payload.len()
     }
 
+    /// The fields before the options.
+    pub fn head(&self) -> SegmentHead {
+        SegmentHead {
+            conn_id: self.conn_id,
+            flags: self.flags,
+            seq: self.seq,
+            ack: self.ack,
+            window: self.window,
+            ts_val: self.ts_val,
+            ts_ecr: self.ts_ecr,
+        }
+    }
+
     /// Appends the encoded datagram to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         let opts_len = self.options.encoded_len();
         out.reserve(SEGMENT_FIXED_LEN + opts_len + self.payload.len());
-        let header = Header {
-            packet_type: PacketType::Segment,
-            flags: self.flags,
-            conn_id: self.conn_id,
-        };
-        // The fixed part is assembled in place and appended at once.
-        let mut fixed = [0u8; SEGMENT_FIXED_LEN];
-        fixed[..HEADER_LEN].copy_from_slice(&header.to_bytes());
-        fixed[SEQ_AT..ACK_AT].copy_from_slice(&self.seq.to_be_bytes());
-        fixed[ACK_AT..WINDOW_AT].copy_from_slice(&self.ack.to_be_bytes());
-        fixed[WINDOW_AT..TS_VAL_AT].copy_from_slice(&self.window.to_be_bytes());
-        fixed[TS_VAL_AT..TS_ECR_AT].copy_from_slice(&self.ts_val.to_be_bytes());
-        fixed[TS_ECR_AT..OPTS_LEN_AT].copy_from_slice(&self.ts_ecr.to_be_bytes());
-        // At most MAX_OPTIONS_LEN (< 256, checked by a test) with the defined options.
-        fixed[OPTS_LEN_AT] = opts_len as u8;
-        out.extend_from_slice(&fixed);
+        self.head().put_fixed(out, opts_len);
         if opts_len > 0 {
             self.options.write(out);
         }
@@ -208,6 +267,34 @@ mod tests {
         assert_eq!(bytes, expected);
         assert_eq!(bytes.len(), seg.encoded_len());
         assert_eq!(Segment::decode(&bytes), Ok(seg));
+    }
+
+    /// A head encoded with the segment's options (or bare, when it has none), followed by its
+    /// payload, is the segment's encoding.
+    #[test]
+    fn head_with_options_and_payload_encodes_as_the_segment() {
+        let mut with_options = sample(b"payload");
+        with_options.flags = Flags::ACK | Flags::ELN;
+        with_options.options.push_sack(SackBlock {
+            start: 3000,
+            end: 4000,
+        });
+        with_options.options.probe = Some(ProbeOption {
+            kind: ProbeKind::Pr1Ack,
+            id: 9,
+        });
+        for seg in [sample(b""), sample(b"payload"), with_options] {
+            let mut out = vec![0xaa];
+            seg.head().encode(&seg.options, &mut out);
+            out.extend_from_slice(seg.payload);
+            assert_eq!(out[1..], encoded(&seg)[..]);
+            if seg.options == Options::default() {
+                let mut bare = vec![0xaa];
+                seg.head().encode_bare(&mut bare);
+                bare.extend_from_slice(seg.payload);
+                assert_eq!(bare, out);
+            }
+        }
     }
 
     #[test]

@@ -71,6 +71,14 @@ pub trait CongestionController: fmt::Debug + Send {
     fn ssthresh(&self) -> u64;
     /// Data was delivered.
     fn on_delivered(&mut self, _ev: &Delivered) {}
+    /// True if [`CongestionController::on_delivered`] changes nothing when it reports no
+    /// bytes (neither acknowledged nor SACKed) outside recovery and without an RTT sample:
+    /// a sender may then skip the call for an acknowledgement that moves nothing (the
+    /// receiving end of a one-way transfer gets one with every data segment). Controllers
+    /// that keep time or rates (Westwood+, TCP-ATL) keep the default.
+    fn ignores_empty_deliveries(&self) -> bool {
+        false
+    }
     /// A loss was detected (entering recovery).
     fn on_loss(&mut self, _ev: &LossEvent) {}
     /// The retransmission timer expired with `in_flight` bytes outstanding.

@@ -40,6 +40,11 @@ impl CongestionController for NewReno {
         }
     }
 
+    fn ignores_empty_deliveries(&self) -> bool {
+        // `on_delivered` only grows the window by acknowledged bytes.
+        true
+    }
+
     fn on_loss(&mut self, ev: &LossEvent) {
         match ev.cause {
             LossCause::DupAcks => {
@@ -74,6 +79,33 @@ mod tests {
             in_flight: 0,
             in_recovery: false,
             rtt: None,
+        }
+    }
+
+    /// What `ignores_empty_deliveries` promises: an empty delivery changes no state, in slow
+    /// start or congestion avoidance, with or without an in-flight count.
+    #[test]
+    fn an_empty_delivery_changes_nothing() {
+        let mut cc = NewReno::new(1000, 10);
+        assert!(cc.ignores_empty_deliveries());
+        for phase in 0..2 {
+            if phase == 1 {
+                cc.on_loss(&LossEvent {
+                    now: Time::ZERO,
+                    cause: LossCause::DupAcks,
+                    in_flight: 20_000,
+                });
+                cc.on_delivered(&delivered(3000));
+            }
+            let before = format!("{cc:?}");
+            for in_flight in [0, 5000] {
+                cc.on_delivered(&Delivered {
+                    now: Time::from_millis(7),
+                    in_flight,
+                    ..delivered(0)
+                });
+            }
+            assert_eq!(format!("{cc:?}"), before);
         }
     }
 

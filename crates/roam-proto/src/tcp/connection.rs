@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use roam_wire::{
     ConnId, DecodeError, Flags, LastLinkReport, LinkInfoReport, Options, ProbeKind, ProbeOption,
-    Segment,
+    Segment, SegmentHead,
 };
 
 use super::cookie::Negotiated;
@@ -549,7 +549,12 @@ impl Connection {
             self.sender.on_peer_link(now, &peer);
         }
         if seg.flags.contains(Flags::ACK) {
-            let rtt = echo_rtt(now, seg.ts_ecr);
+            // The sender takes an RTT sample only from an ACK of new data.
+            let rtt = if seg.ack > self.sender.snd_una() {
+                echo_rtt(now, seg.ts_ecr)
+            } else {
+                None
+            };
             let outcome = self.sender.on_ack(
                 now,
                 seg.ack,
@@ -716,7 +721,7 @@ impl Connection {
         if self.rst_pending {
             self.rst_pending = false;
             let seg = self.segment(now, Flags::RST, self.sender.snd_nxt(), Options::default());
-            return Some(self.emit(&seg, None, buf));
+            return Some(self.emit(&seg, buf));
         }
         match self.state {
             State::Closed => None,
@@ -731,57 +736,75 @@ impl Connection {
                     ..Options::default()
                 };
                 let seg = self.segment(now, Flags::SYN, self.iss, opts);
-                Some(self.emit(&seg, None, buf))
+                Some(self.emit(&seg, buf))
             }
             _ => {
                 if let Some(probe) = self.probe_reply.take() {
-                    let mut seg = self.ack_segment(now, Flags::ACK, self.header_seq());
-                    seg.options.probe = Some(probe);
-                    return Some(self.emit(&seg, None, buf));
+                    let seq = self.header_seq();
+                    return Some(self.emit_ack(now, Flags::ACK, seq, Some(probe), None, buf));
                 }
                 if let Some(probe) = self.sender.poll_probe(now) {
                     // A header-only probe segment (tcp-probing.txt §3.1).
-                    let mut seg = self.ack_segment(now, Flags::ACK, self.header_seq());
-                    seg.options.probe = Some(probe);
-                    return Some(self.emit(&seg, None, buf));
+                    let seq = self.header_seq();
+                    return Some(self.emit_ack(now, Flags::ACK, seq, Some(probe), None, buf));
                 }
                 if let Some(tx) = self.sender.next_segment(now) {
                     let mut flags = Flags::ACK;
                     if tx.fin {
                         flags.insert(Flags::FIN);
                     }
-                    let seg = self.ack_segment(now, flags, tx.seq);
-                    return Some(self.emit(&seg, Some(tx), buf));
+                    return Some(self.emit_ack(now, flags, tx.seq, None, Some(tx), buf));
                 }
                 if self.receiver.wants_ack() {
-                    let seg = self.ack_segment(now, Flags::ACK, self.header_seq());
-                    return Some(self.emit(&seg, None, buf));
+                    let seq = self.header_seq();
+                    return Some(self.emit_ack(now, Flags::ACK, seq, None, None, buf));
                 }
                 None
             }
         }
     }
 
-    fn ack_segment(&mut self, now: Time, mut flags: Flags, seq: u64) -> Segment<'static> {
+    /// Encodes a segment carrying an acknowledgement into `buf`: `flags` (with ELN when
+    /// due) and `seq`, its options (SACK blocks, link reports, `probe`), then the payload of
+    /// `tx`. Most carry no option: their fixed part is written without building an options
+    /// block.
+    fn emit_ack(
+        &mut self,
+        now: Time,
+        mut flags: Flags,
+        seq: u64,
+        probe: Option<ProbeOption>,
+        tx: Option<TxSegment>,
+        buf: &mut Vec<u8>,
+    ) -> Transmit {
         if self.cfg.eln && self.receiver.eln_mark() {
             flags.insert(Flags::ELN);
         }
-        let mut opts = Options::default();
-        if self.sack {
-            self.receiver.fill_sack(&mut opts);
+        let sack = self.sack && self.receiver.sack_blocks_due();
+        let link = self.cfg.report_link_info && self.local_link.is_some_and(|l| l.wireless);
+        let head = self.head(now, flags, seq);
+        if sack || link || probe.is_some() {
+            let mut opts = Options {
+                probe,
+                ..Options::default()
+            };
+            if sack {
+                self.receiver.fill_sack(&mut opts);
+            }
+            if let Some(li) = self.local_link.as_ref().filter(|_| link) {
+                report_link(li, &mut opts);
+            }
+            head.encode(&opts, buf);
+        } else {
+            head.encode_bare(buf);
         }
-        if let Some(li) = self
-            .local_link
-            .filter(|l| self.cfg.report_link_info && l.wireless)
-        {
-            report_link(&li, &mut opts);
-        }
-        self.segment(now, flags, seq, opts)
+        self.sent(&head, tx, buf)
     }
 
-    fn segment(&self, now: Time, flags: Flags, seq: u64, options: Options) -> Segment<'static> {
+    /// The fixed fields of a segment sent now.
+    fn head(&self, now: Time, flags: Flags, seq: u64) -> SegmentHead {
         let ack_valid = flags.contains(Flags::ACK);
-        Segment {
+        SegmentHead {
             conn_id: self.conn_id,
             flags,
             seq,
@@ -793,20 +816,39 @@ impl Connection {
             window: self.receiver.window() as u32,
             ts_val: ts_of(now),
             ts_ecr: self.receiver.ts_recent(),
+        }
+    }
+
+    fn segment(&self, now: Time, flags: Flags, seq: u64, options: Options) -> Segment<'static> {
+        let h = self.head(now, flags, seq);
+        Segment {
+            conn_id: h.conn_id,
+            flags: h.flags,
+            seq: h.seq,
+            ack: h.ack,
+            window: h.window,
+            ts_val: h.ts_val,
+            ts_ecr: h.ts_ecr,
             options,
             payload: &[],
         }
     }
 
-    /// Encodes `seg` (header and options) followed by the payload of `tx`.
-    fn emit(&mut self, seg: &Segment<'_>, tx: Option<TxSegment>, buf: &mut Vec<u8>) -> Transmit {
+    /// Encodes `seg` (header and options; no payload).
+    fn emit(&mut self, seg: &Segment<'_>, buf: &mut Vec<u8>) -> Transmit {
         seg.encode(buf);
+        self.sent(&seg.head(), None, buf)
+    }
+
+    /// Appends the payload of `tx` to the segment encoded in `buf` from `head`, and records
+    /// the datagram as sent.
+    fn sent(&mut self, head: &SegmentHead, tx: Option<TxSegment>, buf: &mut Vec<u8>) -> Transmit {
         if let Some(tx) = &tx {
             self.sender.copy_payload(tx, buf);
         }
-        if seg.flags.contains(Flags::ACK) {
-            // `segment` wrote RCV.NXT and the window into it.
-            self.receiver.on_ack_sent(seg.ack, seg.window);
+        if head.flags.contains(Flags::ACK) {
+            // `head` wrote RCV.NXT and the window into it.
+            self.receiver.on_ack_sent(head.ack, head.window);
         }
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += buf.len() as u64;

@@ -357,6 +357,17 @@ impl Reassembly {
         self.held_sack_blocks(out);
     }
 
+    /// Whether [`Reassembly::sack_blocks`] would report any block: if not (no out-of-order
+    /// data held), does what it would do then (forgets the recency list) and returns false.
+    #[inline]
+    pub fn sack_blocks_due(&mut self) -> bool {
+        if self.ooo.is_empty() {
+            self.recent.clear();
+            return false;
+        }
+        true
+    }
+
     /// [`Reassembly::sack_blocks`] with out-of-order data held.
     fn held_sack_blocks(&mut self, out: &mut roam_wire::Options) {
         let mut seen: [SackBlock; MAX_SACK_BLOCKS] = Default::default();

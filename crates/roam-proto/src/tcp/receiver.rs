@@ -201,6 +201,13 @@ impl Receiver {
         self.reasm.sack_blocks(opts);
     }
 
+    /// Whether [`Receiver::fill_sack`] would fill any block; when not, it has done what
+    /// `fill_sack` would (so an ACK without SACK blocks needs no options block to fill).
+    #[inline]
+    pub fn sack_blocks_due(&mut self) -> bool {
+        self.reasm.sack_blocks_due()
+    }
+
     /// Processes the sequence part of a segment. Returns in-order bytes that became readable.
     pub fn on_segment(
         &mut self,

@@ -179,24 +179,32 @@ impl Scoreboard {
     pub fn sack(&mut self, blocks: &[SackBlock]) -> u64 {
         let mut newly = 0;
         for b in blocks {
-            let mut i = self.index_after(b.start);
-            while i < self.segs.len() {
-                let s = self.segs[i];
+            let first = self.index_after(b.start);
+            // Walked in place: a segment SACKed now leaves the lost bytes (and the lost and
+            // retransmitted ones) if it was counted there, and joins the SACKed ones (what
+            // `unaccount` and `account` do to it).
+            let (mut lost, mut lost_retx) = (0u64, 0u64);
+            for s in self.segs.range_mut(first..) {
                 if s.seq >= b.end {
                     break;
                 }
                 if s.seq >= b.start && s.end() <= b.end && !s.sacked {
-                    self.unaccount(&s);
-                    let mut t = s;
-                    t.sacked = true;
-                    self.segs[i] = t;
-                    self.account(&t);
-                    newly += u64::from(s.len);
+                    let len = u64::from(s.len);
+                    if s.lost {
+                        lost += len;
+                        if s.retransmitted {
+                            lost_retx += len;
+                        }
+                    }
+                    s.sacked = true;
+                    newly += len;
                     self.high_sacked = self.high_sacked.max(s.end());
                 }
-                i += 1;
             }
+            self.lost_bytes -= lost;
+            self.lost_retx_bytes -= lost_retx;
         }
+        self.sacked_bytes += newly;
         newly
     }
 
@@ -219,11 +227,13 @@ impl Scoreboard {
         let mut sacked_segs = 0u32;
         let mut sacked_bytes = 0u64;
         let byte_thresh = u64::from(dup_thresh.saturating_sub(1)) * mss;
-        let mut marked = false;
-        let mut i = top.min(self.segs.len().saturating_sub(1)) + 1;
-        while i > 0 {
-            i -= 1;
-            let s = self.segs[i];
+        let end = top.min(self.segs.len().saturating_sub(1)) + 1;
+        // Walked in place (a long SACKed run is walked on every ACK of a recovery): each
+        // segment marked is neither SACKed nor lost, so marking it only adds its bytes to the
+        // lost ones (what `mark_lost_at` does to it).
+        let mut newly_lost = 0u64;
+        let mut lowest_marked = None;
+        for (i, s) in self.segs.range_mut(..end).enumerate().rev() {
             if s.sacked {
                 sacked_segs += 1;
                 sacked_bytes += u64::from(s.len);
@@ -233,11 +243,18 @@ impl Scoreboard {
                 break;
             }
             if sacked_segs >= dup_thresh || sacked_bytes > byte_thresh {
-                self.mark_lost_at(i);
-                marked = true;
+                s.lost = true;
+                s.retransmitted = false;
+                newly_lost += u64::from(s.len);
+                lowest_marked = Some(i);
             }
         }
-        marked
+        let Some(lowest) = lowest_marked else {
+            return false;
+        };
+        self.lost_bytes += newly_lost;
+        self.retx_hint = self.retx_hint.min(lowest);
+        true
     }
 
     fn mark_lost_at(&mut self, i: usize) {
@@ -306,6 +323,11 @@ impl Scoreboard {
     /// RFC 6675 NextSeg rule 1: the first lost, un-SACKed segment not yet retransmitted.
     #[inline]
     pub fn next_lost(&mut self) -> Option<SentSegment> {
+        if self.lost_bytes == self.lost_retx_bytes {
+            // Every lost un-SACKed segment was retransmitted (segments are never empty), or
+            // none is lost: the walk below would find none (the hint may stay behind).
+            return None;
+        }
         while self.retx_hint < self.segs.len() {
             let s = self.segs[self.retx_hint];
             if s.lost && !s.sacked && !s.retransmitted {
@@ -370,6 +392,68 @@ mod tests {
         b.on_retransmit(1, Time::ZERO);
         assert_eq!(b.pipe(), 300);
         assert!(b.next_lost().is_none());
+    }
+
+    /// The byte counters, recounted from the segments.
+    fn assert_counts(b: &Scoreboard) {
+        let (mut out, mut sacked, mut lost, mut lost_retx) = (0, 0, 0, 0);
+        for s in &b.segs {
+            let len = u64::from(s.len);
+            out += len;
+            if s.sacked {
+                sacked += len;
+            } else if s.lost {
+                lost += len;
+                if s.retransmitted {
+                    lost_retx += len;
+                }
+            }
+        }
+        assert_eq!(
+            (
+                b.outstanding,
+                b.sacked_bytes,
+                b.lost_bytes,
+                b.lost_retx_bytes
+            ),
+            (out, sacked, lost, lost_retx)
+        );
+    }
+
+    /// SACK and loss marking keep the counters what the segments say, through lost,
+    /// retransmitted, then SACKed segments, blocks over several segments and partly
+    /// overlapping ones, and the hint pointing at the lowest segment marked.
+    #[test]
+    fn sack_and_loss_marking_keep_the_counters_exact() {
+        let mut b = board(12);
+        let block = |start: u64, end: u64| SackBlock { start, end };
+        assert_eq!(b.sack(&[block(301, 501)]), 200);
+        assert_counts(&b);
+        assert!(!b.mark_losses(3, 100));
+        b.mark_first_lost();
+        b.on_retransmit(1, Time::ZERO);
+        assert_counts(&b);
+        assert_eq!(b.sack(&[block(701, 901), block(450, 601)]), 300);
+        assert_counts(&b);
+        // Five SACKed segments above 101..301 make both lost (601..701 has two above it), the
+        // lowest unretransmitted one next.
+        assert!(b.mark_losses(3, 100));
+        assert_counts(&b);
+        assert_eq!(b.next_lost().map(|s| s.seq), Some(101));
+        b.on_retransmit(101, Time::ZERO);
+        assert_counts(&b);
+        // A retransmitted lost segment, then SACKed.
+        assert_eq!(b.sack(&[block(1, 201), block(1101, 1201)]), 300);
+        assert_counts(&b);
+        assert!(b.mark_losses(3, 100));
+        assert_counts(&b);
+        assert_eq!(b.next_lost().map(|s| s.seq), Some(201));
+        assert!(
+            b.segs[6].lost,
+            "601..701 now has three SACKed segments above it"
+        );
+        b.ack_to(601);
+        assert_counts(&b);
     }
 
     #[test]

@@ -11,12 +11,10 @@ use crate::source::ByteSource;
 enum Backing {
     /// Copies of what the application wrote (`data[0]` has sequence number `base`).
     Copied(VecDeque<u8>),
-    /// Bytes `base .. base + len` are available from the source, at stream offset
-    /// `seq - origin`.
+    /// Bytes `base .. end` are available from the source, at stream offset `seq - origin`.
     Source {
         source: Box<dyn ByteSource>,
         origin: u64,
-        len: u64,
     },
 }
 
@@ -25,6 +23,9 @@ enum Backing {
 pub struct SendBuffer {
     /// Sequence number of the first unacknowledged byte.
     base: u64,
+    /// One past the sequence number of the last byte held (`base` plus the copies' length
+    /// when copying): read on every poll of the sender, so kept rather than derived.
+    end: u64,
     backing: Backing,
     capacity: usize,
 }
@@ -34,6 +35,7 @@ impl SendBuffer {
     pub fn new(base: u64, capacity: usize) -> Self {
         SendBuffer {
             base,
+            end: base,
             backing: Backing::Copied(VecDeque::new()),
             capacity,
         }
@@ -45,20 +47,17 @@ impl SendBuffer {
         if self.len() > 0 || self.base != origin {
             return false;
         }
-        self.backing = Backing::Source {
-            source,
-            origin,
-            len: 0,
-        };
+        self.backing = Backing::Source { source, origin };
         true
     }
 
     /// Bytes held (unacknowledged), copied or not.
     fn len(&self) -> u64 {
-        match &self.backing {
-            Backing::Copied(data) => data.len() as u64,
-            Backing::Source { len, .. } => *len,
-        }
+        debug_assert!(match &self.backing {
+            Backing::Copied(data) => data.len() as u64 == self.end - self.base,
+            Backing::Source { .. } => true,
+        });
+        self.end - self.base
     }
 
     /// Appends as much of `bytes` as fits; returns how many were taken (none with a source:
@@ -77,6 +76,7 @@ impl SendBuffer {
             data.reserve_exact(target - data.len());
         }
         data.extend(&bytes[..n]);
+        self.end += n as u64;
         n
     }
 
@@ -85,9 +85,9 @@ impl SendBuffer {
     pub fn push(&mut self, n: u64) -> u64 {
         let free = self.free() as u64;
         match &mut self.backing {
-            Backing::Source { len, .. } => {
+            Backing::Source { .. } => {
                 let taken = n.min(free);
-                *len += taken;
+                self.end += taken;
                 taken
             }
             Backing::Copied(_) => 0,
@@ -114,18 +114,15 @@ impl SendBuffer {
 
     /// One past the sequence number of the last byte written.
     pub fn end(&self) -> u64 {
-        self.base + self.len()
+        self.end
     }
 
     /// Drops everything below `seq` (acknowledged).
     pub fn ack_to(&mut self, seq: u64) {
         if seq > self.base {
             let n = (seq - self.base).min(self.len());
-            match &mut self.backing {
-                Backing::Copied(data) => {
-                    data.drain(..n as usize);
-                }
-                Backing::Source { len, .. } => *len -= n,
+            if let Backing::Copied(data) = &mut self.backing {
+                data.drain(..n as usize);
             }
             self.base += n;
         }

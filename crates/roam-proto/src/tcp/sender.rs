@@ -373,6 +373,13 @@ impl Sender {
         // possibly seconds ago: its timing belongs to the probe (measured by the cycle), so it
         // yields no RTT sample for the estimator.
         let rtt_sample = rtt_sample.filter(|_| probe_answer.is_none());
+        if ack == self.snd_una && self.board.is_empty() && self.recovery.is_none() {
+            // Nothing outstanding and nothing acknowledged (the receiving end of a one-way
+            // transfer, with every data segment): the general path below only takes the
+            // window and reports an empty delivery.
+            self.on_idle_ack(now, window);
+            return out;
+        }
         if ack > self.snd_nxt || ack < self.snd_una {
             // Acknowledges data never sent, or an old ACK: ignore (RFC 793 §3.9).
             return out;
@@ -403,7 +410,7 @@ impl Sender {
             self.rto_deadline = if self.board.is_empty() || self.probe.is_some() {
                 None
             } else {
-                Some(now + self.rtt.rto())
+                Some(self.rtt.rto_deadline(now))
             };
         } else if !self.board.is_empty()
             && !carries_data
@@ -433,9 +440,7 @@ impl Sender {
         if self.probe.is_none() {
             self.update_recovery(now, out.acked, marks.eln);
         }
-        let cap = self.last_link.cwnd_cap(self.last_link_rtt(), self.mss);
-        let window_before = self.cc.window();
-        self.cc.on_delivered(&Delivered {
+        self.deliver(&Delivered {
             now,
             bytes: delivered,
             sacked_bytes: newly_sacked,
@@ -443,6 +448,39 @@ impl Sender {
             in_recovery: was_in_recovery || self.recovery.is_some(),
             rtt: rtt_sample.filter(|_| out.acked > 0),
         });
+        out
+    }
+
+    /// [`Sender::on_ack`] of an acknowledgement of SND.UNA with nothing outstanding and no
+    /// recovery episode: what the general path does then. Its SACK blocks mark nothing on an
+    /// empty board, it counts no duplicate ACK (nothing is outstanding), and recovery cannot
+    /// start (it needs something outstanding) nor end (none is in progress).
+    fn on_idle_ack(&mut self, now: Time, window: u64) {
+        self.peer_window = window;
+        self.max_peer_window = self.max_peer_window.max(window);
+        if self.peer_window > 0 {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
+        if self.cc.ignores_empty_deliveries() {
+            return;
+        }
+        self.deliver(&Delivered {
+            now,
+            bytes: 0,
+            sacked_bytes: 0,
+            in_flight: self.board.pipe(),
+            in_recovery: false,
+            rtt: None,
+        });
+    }
+
+    /// Reports a delivery to the congestion controller, then applies the last-link cap.
+    #[inline]
+    fn deliver(&mut self, delivered: &Delivered) {
+        let cap = self.last_link.cwnd_cap(self.last_link_rtt(), self.mss);
+        let window_before = self.cc.window();
+        self.cc.on_delivered(delivered);
         // last-link-heuristics.txt §3.1: "If Cwnd is less than Cwnd_max, it keeps increasing
         // ... Otherwise, it stops to increase Cwnd" (Cwnd_max = BW·RTT/(8·L_segment)). Growth
         // past the cap is undone here rather than hidden from the controller, so rate
@@ -453,7 +491,6 @@ impl Sender {
                 self.cc.set_window(limit, None);
             }
         }
-        out
     }
 
     /// The usable window: congestion window (capped) plus NewReno inflation, or plus the
@@ -574,7 +611,7 @@ impl Sender {
     /// the retransmission timer keep the connection going).
     fn arm_persist(&mut self, now: Time) {
         if self.board.is_empty() && self.persist_deadline.is_none() {
-            self.persist_deadline = Some(now + self.rtt.rto());
+            self.persist_deadline = Some(self.rtt.rto_deadline(now));
         }
     }
 
@@ -611,7 +648,7 @@ impl Sender {
         self.stats.segments_sent += 1;
         self.last_link.on_transmission(false);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rtt.rto_deadline(now));
         }
         seg
     }
@@ -621,7 +658,7 @@ impl Sender {
         self.stats.retransmitted_segments += 1;
         self.last_link.on_transmission(true);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rtt.rto_deadline(now));
         }
         TxSegment {
             seq,

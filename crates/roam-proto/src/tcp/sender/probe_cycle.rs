@@ -118,7 +118,7 @@ impl Sender {
             per_excused: false,
         });
         self.recover = self.snd_nxt;
-        self.rto_deadline = Some(now + self.rtt.rto());
+        self.rto_deadline = Some(self.rtt.rto_deadline(now));
     }
 
     /// A PR1_ACK / PR2_ACK arrived: the cycle measures it and, once both answers are in,

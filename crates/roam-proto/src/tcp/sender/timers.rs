@@ -95,7 +95,7 @@ impl Sender {
             self.rtt.back_off();
             self.recover = self.snd_nxt;
             self.force_retransmit = true;
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(self.rtt.rto_deadline(now));
         }
     }
 }
