@@ -176,8 +176,13 @@ proptest! {
             }
             for (k, e) in ends.iter_mut().enumerate() {
                 if let Some(conn) = e.conn.as_mut() {
-                    while conn.poll_transmit(now, &mut buf).is_some() {
+                    while let Some(t) = conn.poll_transmit(now, &mut buf) {
                         wire.push((k == 0, buf.clone()));
+                        if !t.more {
+                            // The engine's word that nothing can follow: the next call says so.
+                            prop_assert!(conn.poll_transmit(now, &mut buf).is_none());
+                            break;
+                        }
                     }
                     while conn.poll_event().is_some() {}
                     let _ = conn.poll_timeout();

@@ -377,7 +377,12 @@ where
                         continue;
                     };
                     let drained = sent(e, h, &mut self.touched);
-                    self.ready.push_back(h);
+                    if out.more {
+                        self.ready.push_back(h);
+                    } else {
+                        // Nothing more until it receives, fires or is touched again.
+                        e.queued = false;
+                    }
                     if drained {
                         self.drained(h);
                     }

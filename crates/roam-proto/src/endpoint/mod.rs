@@ -49,6 +49,11 @@ pub struct Outgoing {
     pub path: PathId,
     /// Bytes written.
     pub len: usize,
+    /// False when the connection is certain to have nothing more to send until it receives a
+    /// datagram, a deadline passes or the application changes it: the endpoint then does not
+    /// ask it again before one of those (the call would only return `None`, and a host asks
+    /// after every datagram in and out). `true` is always correct.
+    pub more: bool,
 }
 
 /// What the endpoint needs of one connection, whatever its engine. Implemented by every

@@ -23,6 +23,8 @@ struct Mock {
     memory: usize,
     /// Counts `poll_transmit` calls (shared with the test).
     polls: Rc<Cell<usize>>,
+    /// Says so when its last queued datagram leaves (`Outgoing::more`).
+    hints_last: bool,
 }
 
 impl Mock {
@@ -53,6 +55,7 @@ impl EndpointConnection for Mock {
         Some(Outgoing {
             path,
             len: bytes.len(),
+            more: !(self.hints_last && self.outbox.is_empty()),
         })
     }
     fn poll_timeout(&self) -> Option<Time> {
@@ -485,6 +488,37 @@ fn poll_transmit_asks_only_connections_that_may_send_and_round_robins() {
     .collect();
     assert_eq!(order, [(hs[10], 1), (hs[20], 1), (hs[10], 2), (hs[20], 2)]);
     assert!(polls.get() <= 6, "{} polls", polls.get());
+}
+
+#[test]
+fn a_connection_that_says_it_sent_its_last_is_not_asked_again_until_it_changes() {
+    let mut ep = open(EndpointConfig::default());
+    let polls = Rc::new(Cell::new(0));
+    let mut m = Mock::new(1);
+    m.polls = polls.clone();
+    m.hints_last = true;
+    let h = ep.insert(T0, m, &primary(1, 100)).unwrap();
+    let mut buf = Vec::new();
+    assert!(ep.poll_transmit(T0, &mut buf).is_none());
+    let c = ep.connection_mut(h).unwrap();
+    c.outbox.push_back((PathId::PRIMARY, vec![1]));
+    c.outbox.push_back((PathId::PRIMARY, vec![2]));
+    polls.set(0);
+    let sent: Vec<u8> =
+        std::iter::from_fn(|| ep.poll_transmit(T0, &mut buf).map(|t| buf[..t.len][0])).collect();
+    assert_eq!(sent, [1, 2]);
+    assert_eq!(
+        polls.get(),
+        2,
+        "no third call after the one that said it was the last"
+    );
+    assert!(ep.poll_transmit(T0, &mut buf).is_none());
+    assert_eq!(polls.get(), 2, "still not asked");
+    // A datagram in makes it a candidate again.
+    let mut out = Vec::new();
+    ep.handle(T0, 1, 100, &header(Flags::ACK, 1), &mut out);
+    assert!(ep.poll_transmit(T0, &mut buf).is_none());
+    assert_eq!(polls.get(), 3, "asked after the datagram");
 }
 
 #[test]

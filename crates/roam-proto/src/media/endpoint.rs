@@ -11,6 +11,7 @@ fn primary(len: Option<usize>) -> Option<Outgoing> {
     len.map(|len| Outgoing {
         path: PathId::PRIMARY,
         len,
+        more: true,
     })
 }
 

@@ -950,7 +950,11 @@ impl EndpointConnection for R2cpReceiver {
     }
 
     fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Outgoing> {
-        R2cpReceiver::poll_transmit(self, now, buf).map(|(path, len)| Outgoing { path, len })
+        R2cpReceiver::poll_transmit(self, now, buf).map(|(path, len)| Outgoing {
+            path,
+            len,
+            more: true,
+        })
     }
 
     fn poll_timeout(&self) -> Option<Time> {

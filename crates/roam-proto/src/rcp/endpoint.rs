@@ -21,6 +21,7 @@ impl EndpointConnection for RcpReceiver {
         RcpReceiver::poll_transmit(self, now, buf).map(|len| Outgoing {
             path: PathId::PRIMARY,
             len,
+            more: true,
         })
     }
 
@@ -57,6 +58,7 @@ impl EndpointConnection for RcpSender {
         RcpSender::poll_transmit(self, now, buf).map(|len| Outgoing {
             path: PathId::PRIMARY,
             len,
+            more: true,
         })
     }
 

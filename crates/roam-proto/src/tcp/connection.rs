@@ -78,6 +78,10 @@ pub struct Transmit {
     pub len: usize,
     /// True if it carries payload being sent for the second time or later.
     pub retransmission: bool,
+    /// False when nothing more can follow until a segment arrives, a timer fires or the
+    /// application acts (a pure acknowledgement: nothing else was ready when it was chosen);
+    /// true when another call may return a segment.
+    pub more: bool,
 }
 
 /// Per-connection counters.
@@ -757,7 +761,11 @@ impl Connection {
                 }
                 if self.receiver.wants_ack() {
                     let seq = self.header_seq();
-                    return Some(self.emit_ack(now, Flags::ACK, seq, None, None, buf));
+                    // Every other source was empty at `now`, and sending an acknowledgement
+                    // fills none of them: the next call would return `None`.
+                    let mut t = self.emit_ack(now, Flags::ACK, seq, None, None, buf);
+                    t.more = false;
+                    return Some(t);
                 }
                 None
             }
@@ -855,6 +863,7 @@ impl Connection {
         Transmit {
             len: buf.len(),
             retransmission: tx.is_some_and(|t| t.retransmission),
+            more: true,
         }
     }
 }

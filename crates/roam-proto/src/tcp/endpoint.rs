@@ -22,6 +22,7 @@ impl EndpointConnection for Connection {
         Connection::poll_transmit(self, now, buf).map(|t| Outgoing {
             path: PathId::PRIMARY,
             len: t.len,
+            more: t.more,
         })
     }
 
