@@ -86,6 +86,22 @@ impl SegmentHead {
         }
     }
 
+    /// The segment of these fields with `options` and `payload` (what [`Segment::head`]
+    /// undoes).
+    pub fn with<'a>(self, options: Options, payload: &'a [u8]) -> Segment<'a> {
+        Segment {
+            conn_id: self.conn_id,
+            flags: self.flags,
+            seq: self.seq,
+            ack: self.ack,
+            window: self.window,
+            ts_val: self.ts_val,
+            ts_ecr: self.ts_ecr,
+            options,
+            payload,
+        }
+    }
+
     /// As [`SegmentHead::encode`] with no options (an empty options area).
     pub fn encode_bare(&self, out: &mut Vec<u8>) {
         out.reserve(SEGMENT_FIXED_LEN);

@@ -553,7 +553,8 @@ impl Connection {
             self.sender.on_peer_link(now, &peer);
         }
         if seg.flags.contains(Flags::ACK) {
-            // The sender takes an RTT sample only from an ACK of new data.
+            // RFC 7323 §4.1: a TSecr updates the RTT estimate only from a segment that
+            // advances SND.UNA (`Sender::on_ack` applies the rule); other ACKs need no echo.
             let rtt = if seg.ack > self.sender.snd_una() {
                 echo_rtt(now, seg.ts_ecr)
             } else {
@@ -828,18 +829,7 @@ impl Connection {
     }
 
     fn segment(&self, now: Time, flags: Flags, seq: u64, options: Options) -> Segment<'static> {
-        let h = self.head(now, flags, seq);
-        Segment {
-            conn_id: h.conn_id,
-            flags: h.flags,
-            seq: h.seq,
-            ack: h.ack,
-            window: h.window,
-            ts_val: h.ts_val,
-            ts_ecr: h.ts_ecr,
-            options,
-            payload: &[],
-        }
+        self.head(now, flags, seq).with(options, &[])
     }
 
     /// Encodes `seg` (header and options; no payload).

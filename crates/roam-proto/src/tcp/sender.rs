@@ -385,8 +385,7 @@ impl Sender {
             return out;
         }
         let window_changed = window != self.peer_window;
-        self.peer_window = window;
-        self.max_peer_window = self.max_peer_window.max(window);
+        self.take_window(window);
         let newly_sacked = if self.sack && !sack_blocks.is_empty() {
             self.board.sack(sack_blocks)
         } else {
@@ -430,10 +429,6 @@ impl Sender {
         if self.sack && (newly_sacked > 0 || out.acked > 0) {
             self.board.mark_losses(self.dup_thresh, self.mss);
         }
-        if self.peer_window > 0 {
-            self.persist_deadline = None;
-            self.persist_backoff = 0;
-        }
         // The ACK that ends a recovery episode does not grow the window (RFC 6582 §3.2 step
         // 3: cwnd is set to ssthresh on the full acknowledgement).
         let was_in_recovery = self.recovery.is_some();
@@ -456,12 +451,7 @@ impl Sender {
     /// empty board, it counts no duplicate ACK (nothing is outstanding), and recovery cannot
     /// start (it needs something outstanding) nor end (none is in progress).
     fn on_idle_ack(&mut self, now: Time, window: u64) {
-        self.peer_window = window;
-        self.max_peer_window = self.max_peer_window.max(window);
-        if self.peer_window > 0 {
-            self.persist_deadline = None;
-            self.persist_backoff = 0;
-        }
+        self.take_window(window);
         if self.cc.ignores_empty_deliveries() {
             return;
         }
@@ -473,6 +463,19 @@ impl Sender {
             in_recovery: false,
             rtt: None,
         });
+    }
+
+    /// Takes the peer's advertised `window` from an acceptable acknowledgement; an open one
+    /// ends the persist timer and its backoff (RFC 1122 §4.2.2.17: probing lasts while the
+    /// window is zero).
+    #[inline]
+    fn take_window(&mut self, window: u64) {
+        self.peer_window = window;
+        self.max_peer_window = self.max_peer_window.max(window);
+        if window > 0 {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        }
     }
 
     /// Reports a delivery to the congestion controller, then applies the last-link cap.
