@@ -130,3 +130,39 @@ proptest! {
         prop_assert!(net.intact(), "received {} of {} bytes; events {:?}", net.received.len(), net.len, net.events);
     }
 }
+
+/// Found by the property test with head-of-line awareness (`docs/R2CP.md`): a lossy pipe left
+/// alone after the others died, once taken for silent, bound its own hedged ranges a second
+/// time (one local unit per global start per pipe is now guarded); and a range requested
+/// twice was let go by both pipes when each timed out (now only a pipe whose range another
+/// pipe still holds lets it go).
+#[test]
+fn ranges_requested_twice_are_never_lost() {
+    let lossy = (85, 3.1909681288999243, 0.09786002632977654);
+    for c in [
+        Case {
+            seed: 12868208927971881483,
+            scheme: Scheme::Rank,
+            paths: vec![lossy, (28, 3.088388042056651, 0.0), (22, 0.5, 0.0)],
+            dies: Some((1, 118, false)),
+            vanish: Some(1949),
+            buffer: 256_000,
+        },
+        Case {
+            seed: 11461981542101643992,
+            scheme: Scheme::Rank,
+            paths: vec![lossy, (27, 3.088388042056651, 0.0), (36, 0.5, 0.0)],
+            dies: Some((1, 290, false)),
+            vanish: Some(1641),
+            buffer: 256_000,
+        },
+    ] {
+        let net = run(&c);
+        assert!(
+            net.intact(),
+            "{c:?}: received {} of {}",
+            net.received.len(),
+            net.len
+        );
+    }
+}

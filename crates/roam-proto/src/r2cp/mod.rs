@@ -8,7 +8,9 @@
 //! policy. Senders are unchanged RCP senders. Design: `docs/R2CP.md`.
 
 mod binding;
+mod estimate;
 mod flow;
+mod hol;
 mod policy;
 mod ranges;
 mod rank;
@@ -16,6 +18,7 @@ mod receiver;
 mod slot;
 
 pub use binding::Binding;
+pub use hol::{admits, delay_budget, hole_rescue, PathView};
 pub use policy::{TokenBucket, TokenPolicy};
 pub use ranges::RangeSet;
 pub use rank::{skip_bytes, PipeRate};

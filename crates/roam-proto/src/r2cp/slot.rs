@@ -10,6 +10,7 @@ use std::time::Duration;
 use roam_wire::{ConnId, Flags, PullBlock, RequestMode, Token};
 
 use super::binding::Binding;
+use super::estimate::PathEstimate;
 use super::{PipeId, PipeSpec};
 use crate::rcp::{ControlTimer, ReceiverPipe, RequestWire};
 use crate::Time;
@@ -61,6 +62,10 @@ pub(crate) struct Slot {
     pub bytes_received: u64,
     /// REQ datagrams sent.
     pub requests_sent: u64,
+    /// Delivery rate and last sign of life of its path (`estimate.rs`).
+    pub est: PathEstimate,
+    /// Taken for dead after a silence (`hol.rs`): takes no units until it delivers again.
+    pub silent: bool,
 }
 
 impl Slot {
@@ -79,6 +84,8 @@ impl Slot {
             handshake_rtt: None,
             bytes_received: 0,
             requests_sent: 0,
+            est: PathEstimate::default(),
+            silent: false,
         }
     }
 
@@ -102,6 +109,15 @@ impl Slot {
     /// The smoothed RTT, else the handshake's, else `None`.
     pub fn rtt_estimate(&self) -> Option<Duration> {
         self.pipe.rtt().srtt().or(self.handshake_rtt)
+    }
+
+    /// The unit at `local` leaves this pipe without its data (it moved to another pipe, or is
+    /// not needed any more): unbound, settled in the pipe without a congestion signal, and
+    /// forgotten by the estimate.
+    pub fn forget_unit(&mut self, now: Time, local: u64) {
+        self.binding.unbind(local);
+        self.pipe.on_arrival(now, local, None);
+        self.est.forget(local);
     }
 
     /// Queues a pull of the global range `[start, end)`.

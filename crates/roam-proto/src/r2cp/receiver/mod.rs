@@ -14,6 +14,7 @@ use super::policy::{TokenBucket, TokenPolicy};
 use super::ranges::RangeSet;
 use super::slot::{Out, PipeState, Slot};
 
+mod head;
 mod schedule;
 use super::{PipeId, PipeSpec, R2cpError, R2cpEvent, Removal, Scheme};
 use crate::endpoint::{EndpointConnection, Outgoing, PathId};
@@ -51,6 +52,12 @@ pub struct R2cpStats {
     pub reassigned: u64,
     /// Pipes that failed.
     pub pipes_failed: u64,
+    /// Bytes requested a second time while their first request was still outstanding: the
+    /// blocking hole rescued through a faster pipe, and the units of a silent pipe
+    /// (`docs/R2CP.md`, "Head-of-line awareness"). The overhead of head-of-line awareness.
+    pub bytes_redundant: u64,
+    /// Times a pipe was taken for dead after a silence.
+    pub silences: u64,
 }
 
 /// What a host may read about one pipe.
@@ -94,6 +101,9 @@ pub struct R2cpReceiver {
     reassign: RangeSet,
     /// Requested ranges whose data has not arrived: what the buffer reserves (§3.3.4).
     reserved: Reservations,
+    /// Ranges requested a second time while their first request is outstanding (`head.rs`),
+    /// at or above RCV.NXT: never a third time.
+    rescued: RangeSet,
     slots: Vec<Slot>,
     policy: Option<TokenBucket>,
     /// The last scheduling round stopped for lack of tokens.
@@ -139,6 +149,7 @@ impl R2cpReceiver {
             pending,
             reassign: RangeSet::new(),
             reserved: Reservations::default(),
+            rescued: RangeSet::new(),
             slots: Vec::new(),
             policy: None,
             token_blocked: false,
@@ -359,6 +370,10 @@ impl R2cpReceiver {
             let g = slot.binding.global(l)?;
             Some((l, g.1))
         });
+        let min_rtt = slot.pipe.rtt().min_rtt();
+        slot.est
+            .on_arrival(now, bound.map(|b| b.0), d.payload.len() as u64, min_rtt);
+        slot.silent = false;
         let limit = match bound {
             Some((local, end)) => {
                 slot.binding.unbind(local);
@@ -431,6 +446,7 @@ impl R2cpReceiver {
             Deletion::Drained => {
                 let slot = &mut self.slots[i];
                 slot.binding = super::binding::Binding::new();
+                slot.est.forget_all();
                 slot.draining = false;
                 slot.close(now);
                 return;
@@ -485,11 +501,18 @@ impl R2cpReceiver {
         if self.token_blocked {
             min(self.policy.as_ref().and_then(|b| b.ready_at(self.mss)));
         }
+        // A pipe falling silent is noticed on time (`head.rs`).
+        for i in 0..self.slots.len() {
+            min(self.silent_at(i));
+        }
         t
     }
 
     /// Runs due timers.
     pub fn handle_timeout(&mut self, now: Time) {
+        // A pipe whose silence limit passed is taken for dead now (its instant is in
+        // `poll_timeout`), whether or not the host polls for datagrams next.
+        self.detect_silence(now);
         if self.token_blocked
             && self
                 .policy

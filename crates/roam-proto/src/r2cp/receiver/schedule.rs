@@ -22,13 +22,13 @@ impl R2cpReceiver {
     }
 
     /// A slot may get new bindings.
-    fn usable(s: &Slot) -> bool {
+    pub(super) fn usable(s: &Slot) -> bool {
         s.state == PipeState::Established && !s.draining
     }
 
     /// A pipe in timeout backoff: its RTO fired and it has not delivered since (a delivery's
     /// RTT sample ends the backoff).
-    fn timed_out(s: &Slot) -> bool {
+    pub(super) fn timed_out(s: &Slot) -> bool {
         s.pipe.rtt().backoff_count() > 0
     }
 
@@ -37,14 +37,12 @@ impl R2cpReceiver {
     /// loss detected by individual RCP pipes is reported to R²CP such that the corresponding
     /// request is reassigned to another pipe that has space in its window"; a pipe that lost
     /// everything to a timeout has no space: it only probes until it delivers again.
-    fn takes_units(&self, j: usize) -> bool {
+    ///
+    /// A pipe taken for dead after a silence (`head.rs`) is treated alike until it delivers.
+    pub(super) fn takes_units(&self, j: usize) -> bool {
         let s = &self.slots[j];
-        Self::usable(s)
-            && (!Self::timed_out(s)
-                || !self
-                    .slots
-                    .iter()
-                    .any(|o| Self::usable(o) && !Self::timed_out(o)))
+        let out = |s: &Slot| Self::timed_out(s) || s.silent;
+        Self::usable(s) && (!out(s) || !self.slots.iter().any(|o| Self::usable(o) && !out(o)))
     }
 
     /// Slot indices ordered by estimated arrival (smallest RTT first; unknown last).
@@ -57,7 +55,7 @@ impl R2cpReceiver {
     /// Whether slot `i` is a secondary pipe that must leave the tokens for `len` bytes to a
     /// primary pipe that has room now (§4.4.3: "the secondary pipe (RCP-2) is allowed to
     /// consume only tokens not used by the first pipe (RCP-1)").
-    fn secondary_waits(&self, i: usize, len: u64) -> bool {
+    pub(super) fn secondary_waits(&self, i: usize, len: u64) -> bool {
         self.policy.is_some()
             && self.slots[i].spec.role == PipeRole::Secondary
             && self.slots.iter().enumerate().any(|(j, s)| {
@@ -66,7 +64,7 @@ impl R2cpReceiver {
     }
 
     /// Takes tokens for `len` bytes bound to slot `i`, if the policy allows (§4.4.3).
-    fn take_tokens(&mut self, now: Time, i: usize, len: u64) -> bool {
+    pub(super) fn take_tokens(&mut self, now: Time, i: usize, len: u64) -> bool {
         if self.secondary_waits(i, len) {
             return false;
         }
@@ -130,10 +128,19 @@ impl R2cpReceiver {
     }
 
     /// Binds `[s, e)` to slot `i` as a new local unit and queues its pull.
-    fn bind(&mut self, now: Time, i: usize, s: u64, e: u64) {
+    ///
+    /// A range the slot already has outstanding (a unit requested a second time while its
+    /// first request is out, `head.rs`, coming back to the same pipe) is not bound twice: the
+    /// unit it has stands for it (a global start maps to one local unit per pipe).
+    pub(super) fn bind(&mut self, now: Time, i: usize, s: u64, e: u64) {
+        if self.slots[i].binding.local(s).is_some() {
+            return;
+        }
+        let due = self.due(now, i);
         let slot = &mut self.slots[i];
         let local = slot.binding.bind(s, e);
         slot.pipe.on_requested(now, local, local + (e - s));
+        slot.est.on_request(now, local, due);
         slot.pull(s, e);
     }
 
@@ -143,7 +150,12 @@ impl R2cpReceiver {
             return;
         }
         self.token_blocked = false;
+        self.detect_silence(now);
         self.schedule_holes(now);
+        if self.token_blocked {
+            return;
+        }
+        self.rescue_head(now);
         if self.token_blocked {
             return;
         }
@@ -171,8 +183,7 @@ impl R2cpReceiver {
                 if self.buf.has(gs, ge) || gs >= self.range_end {
                     // It arrived after all (through another pipe), or lies beyond the object a
                     // sender reported since: settle without a request.
-                    self.slots[i].binding.unbind(ls);
-                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    self.slots[i].forget_unit(now, ls);
                     continue;
                 }
                 let target = self.hole_target(i, le - ls);
@@ -182,13 +193,14 @@ impl R2cpReceiver {
                 }
                 self.stats.bytes_rebound += ge - gs;
                 if t == i {
+                    let due = self.due(now, i);
                     self.slots[i].pipe.on_requested(now, ls, le);
+                    self.slots[i].est.on_request(now, ls, due);
                     self.slots[i].pull(gs, ge);
                 } else {
                     // The losing pipe forgets the unit (its loss was already answered by its
                     // controller); the range is bound afresh on the target pipe.
-                    self.slots[i].binding.unbind(ls);
-                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    self.slots[i].forget_unit(now, ls);
                     self.stats.reassigned += 1;
                     self.bind(now, t, gs, ge);
                 }
@@ -217,20 +229,27 @@ impl R2cpReceiver {
             .max(self.slots[i].pipe.rtt().timeout_estimate());
         self.slots[i].pipe.set_rto_cap(Some(unbacked));
         while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
-            let slot = &mut self.slots[i];
-            let Some((gs, ge)) = slot.binding.global(ls) else {
-                slot.pipe.on_arrival(now, ls, None);
+            let Some((gs, ge)) = self.slots[i].binding.global(ls) else {
+                self.slots[i].pipe.on_arrival(now, ls, None);
                 continue;
             };
-            let missing = !self.buf.has(gs, ge) && gs < self.range_end;
+            // A range another pipe still has outstanding (it was requested a second time,
+            // `head.rs`) is not requested a third time.
+            let elsewhere = self
+                .slots
+                .iter()
+                .enumerate()
+                .any(|(j, o)| j != i && o.binding.local(gs).is_some());
+            let missing = !self.buf.has(gs, ge) && gs < self.range_end && !elsewhere;
+            let slot = &mut self.slots[i];
             if slot.pipe.in_flight() == 0 && slot.state == PipeState::Established {
                 // The probe (it is not charged to a policy: its bytes are requested again
                 // through another pipe, which is).
                 slot.pipe.on_requested(now, ls, le);
+                slot.est.on_request(now, ls, Time::MAX);
                 slot.pull(gs, ge);
             } else {
-                slot.binding.unbind(ls);
-                slot.pipe.on_arrival(now, ls, None);
+                slot.forget_unit(now, ls);
                 self.stats.reassigned += 1;
             }
             if missing {
@@ -242,10 +261,14 @@ impl R2cpReceiver {
 
     /// Where a hole of slot `i` goes: the pipe with room that takes units and has the smallest
     /// RTT, `i` itself on a tie (or when it is the only one with room).
+    /// Under head-of-line awareness, the pipe that brings it first (`head.rs`).
     fn hole_target(&self, i: usize, len: u64) -> Option<usize> {
         if matches!(self.scheme, Scheme::Apps { .. }) {
             let s = &self.slots[i];
             return (s.state == PipeState::Established && s.pipe.has_room(len)).then_some(i);
+        }
+        if self.hol_applies() {
+            return self.earliest_arrival(i, len);
         }
         let mut best: Option<(Duration, usize)> = None;
         for (j, s) in self.slots.iter().enumerate() {
@@ -274,11 +297,22 @@ impl R2cpReceiver {
                 self.reassign.remove(s, e);
                 continue;
             }
-            let Some(t) = self.by_arrival().into_iter().find(|&j| {
-                self.takes_units(j)
-                    && self.slots[j].pipe.has_room(e - s)
-                    && !self.secondary_waits(j, e - s)
-            }) else {
+            // Under head-of-line awareness the lowest missing range goes first, whether it
+            // waits for reassignment or was never requested (a gap the rank left below the
+            // reassigned ranges would otherwise wait for all of them).
+            if self.hol_applies() && self.pending.first().is_some_and(|p| p < s) {
+                return;
+            }
+            let target = if self.hol_applies() {
+                self.earliest_arrival(usize::MAX, e - s)
+            } else {
+                self.by_arrival().into_iter().find(|&j| {
+                    self.takes_units(j)
+                        && self.slots[j].pipe.has_room(e - s)
+                        && !self.secondary_waits(j, e - s)
+                })
+            };
+            let Some(t) = target else {
                 return;
             };
             if !self.take_tokens(now, t, e - s) {
@@ -305,7 +339,10 @@ impl R2cpReceiver {
                 let Some((us, ue)) = self.choose_new(i) else {
                     continue;
                 };
-                if ue > self.slots[i].wire.snd_wnd || !self.fits_buffer(i, us, ue) {
+                if ue > self.slots[i].wire.snd_wnd
+                    || !self.fits_buffer(i, us, ue)
+                    || !self.within_budget(i)
+                {
                     continue;
                 }
                 // A secondary visited before a primary with room leaves the tokens to it; the
