@@ -15,6 +15,7 @@ pub mod claims;
 pub mod draws;
 pub mod error;
 pub mod experiments;
+pub mod heatmap;
 pub mod raster;
 pub mod report;
 pub mod runner;

@@ -7,6 +7,7 @@
 
 mod beyond;
 mod fluctuation;
+mod hard_paths;
 mod mismatch;
 mod observe;
 mod policy;
@@ -72,6 +73,7 @@ impl Experiment for R2cp {
         timelines::run(ctx, &mut report)?;
         beyond::traces(ctx, &mut report)?;
         beyond::blackout(ctx, &mut report)?;
+        hard_paths::run(ctx, &mut report)?;
         differences(&mut report);
         Ok(report)
     }
@@ -160,6 +162,9 @@ fn differences(report: &mut Report) {
     }
     report.section("Where ours differ and why", &text);
 }
+
+/// The engine's default receive buffer (4 MB), used for the claims beyond the paper.
+const BIG_BUFFER: &str = "4194304";
 
 /// Seeds of runs with random background traffic.
 fn seeds(ctx: &Ctx) -> Vec<u64> {

@@ -48,6 +48,12 @@ impl Binding {
         Some(g)
     }
 
+    /// The first bound unit whose global start is at or after `offset`: (global start, local
+    /// start).
+    pub fn next_at_or_after(&self, offset: u64) -> Option<(u64, u64)> {
+        self.by_global.range(offset..).next().map(|(&g, &l)| (g, l))
+    }
+
     /// Every bound global range, in local (request) order.
     pub fn globals(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.by_local.values().copied()
@@ -88,5 +94,8 @@ mod tests {
             vec![(8000, 9000), (12_000, 13_000)]
         );
         assert_eq!(b.next_local(), 2500);
+        assert_eq!(b.next_at_or_after(0), Some((8000, 0)));
+        assert_eq!(b.next_at_or_after(8001), Some((12_000, 1500)));
+        assert_eq!(b.next_at_or_after(12_001), None);
     }
 }

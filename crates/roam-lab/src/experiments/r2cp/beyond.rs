@@ -6,14 +6,12 @@
 use serde_json::json;
 
 use super::observe::{in_order_rate, path_rate, reassemble, Observer};
+use super::BIG_BUFFER;
 use super::{judge, text_table};
 use super::{main_goodput, param, path, ratio, run_all, run_traced, single, template, Params};
 use crate::chart::{self, Axes, Series};
 use crate::report::num;
 use crate::{Ctx, LabError, Report};
-
-/// The engine's default receive buffer (4 MB), used for the claims beyond the paper.
-const BIG_BUFFER: &str = "4194304";
 
 /// A trace and its path's one-way delay (ms), as in the MPTCP anchor.
 const TRACES: [(&str, f64); 3] = [

@@ -12,6 +12,9 @@ use crate::r2cp::slot::Slot;
 use crate::r2cp::Scheme;
 use crate::Time;
 
+/// The most units requested once more in one scheduling round.
+const MAX_RESCUE: u64 = 256;
+
 impl R2cpReceiver {
     /// What the scheduler knows of slot `i`'s path.
     pub(super) fn view(&self, i: usize) -> PathView {
@@ -75,9 +78,41 @@ impl R2cpReceiver {
         self.budget(i).is_none_or(|b| hol::admits(&self.view(i), b))
     }
 
-    /// The blocking hole: the unit at RCV.NXT, outstanding on a pipe that would bring it later
-    /// than another pipe with room, is requested once more through the pipe that brings it
-    /// first (`hol::hole_rescue`); each range at most once (`rescued`).
+    /// When the unit of slot `i` at local `local` is expected: when it was due, later if the
+    /// pipe now needs longer to deliver what was requested before it (at its current rate),
+    /// later still if it is overdue (by d: no sooner than d from now), never if the pipe is
+    /// silent.
+    fn expected(&self, now: Time, i: usize, local: u64) -> Time {
+        let s = &self.slots[i];
+        if s.silent {
+            return Time::MAX;
+        }
+        let Some(due) = s.est.due(local) else {
+            return Time::MAX;
+        };
+        if due < now {
+            return now.saturating_add(now.saturating_since(due));
+        }
+        let ahead = s
+            .pipe
+            .outstanding()
+            .next()
+            .map_or(0, |(first, _)| local.saturating_sub(first));
+        let queued = match s.est.rate() {
+            Some(rate) => {
+                let ns = u128::from(ahead) * 1_000_000_000 / u128::from(rate);
+                Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+            }
+            None => Duration::ZERO,
+        };
+        due.max(now.saturating_add(queued))
+    }
+
+    /// The blocking holes: the unit at RCV.NXT, and the units above it that a faster pipe could
+    /// bring before it arrives, each outstanding on a pipe that would bring it later than
+    /// another pipe with room, are requested once more through the pipe that brings them
+    /// first (`hol::hole_rescue`); each range at most once while both requests are out
+    /// (`rescued`). Nothing happens while the head is on time.
     pub(super) fn rescue_head(&mut self, now: Time) {
         if !self.hol_applies() {
             return;
@@ -87,49 +122,81 @@ impl R2cpReceiver {
         if head >= self.range_end {
             return;
         }
-        let mut holders = self
-            .slots
+        // How far the blocking reaches: what the fastest other pipe could bring before the
+        // head's data arrives (at most MAX_RESCUE units a round).
+        let Some((_, i, local)) = self.next_held(head).filter(|&(g, ..)| g == head) else {
+            return;
+        };
+        let head_due = self.expected(now, i, local);
+        let reach = (0..self.slots.len())
+            .filter(|&j| j != i && self.takes_units(j))
+            .filter_map(|j| self.slots[j].est.rate())
+            .max()
+            .map_or(0, |rate| {
+                let wait = head_due
+                    .saturating_since(now)
+                    .as_nanos()
+                    .min(u128::from(u64::MAX));
+                u64::try_from(u128::from(rate) * wait / 1_000_000_000).unwrap_or(u64::MAX)
+            });
+        let horizon = head.saturating_add(reach.min(MAX_RESCUE * self.mss).max(1));
+        let mut offset = head;
+        while let Some((gs, i, local)) = self.next_held(offset) {
+            if gs >= horizon || self.buf.has(gs, gs + 1) {
+                if gs >= horizon {
+                    break;
+                }
+                offset = gs + 1;
+                continue;
+            }
+            let Some((_, ge)) = self.slots[i].binding.global(local) else {
+                break;
+            };
+            offset = ge;
+            let holders = self
+                .slots
+                .iter()
+                .filter(|s| s.binding.local(gs).is_some())
+                .count();
+            // Once per range while its second request is outstanding; again only if that one
+            // was lost (or moved) and one pipe alone still brings it.
+            if self.rescued.contains(gs, gs + 1) && holders > 1 {
+                continue;
+            }
+            let due = self.expected(now, i, local);
+            let len = ge - gs;
+            let candidates: Vec<(usize, PathView)> = (0..self.slots.len())
+                .filter(|&j| {
+                    self.slots[j].binding.local(gs).is_none()
+                        && self.takes_units(j)
+                        && self.slots[j].pipe.has_room(len)
+                        && !self.secondary_waits(j, len)
+                })
+                .map(|j| (j, self.view(j)))
+                .collect();
+            if candidates.is_empty() {
+                break;
+            }
+            let Some(t) = hol::hole_rescue(now, due, candidates) else {
+                continue;
+            };
+            if !self.take_tokens(now, t, len) {
+                return;
+            }
+            self.rescued.insert(gs, ge);
+            self.stats.bytes_redundant += len;
+            self.bind(now, t, gs, ge);
+        }
+    }
+
+    /// The outstanding unit (on any pipe) with the lowest global start at or after `offset`:
+    /// (global start, slot, local start).
+    fn next_held(&self, offset: u64) -> Option<(u64, usize, u64)> {
+        self.slots
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| s.binding.local(head).map(|l| (i, l)));
-        let Some((i, local)) = holders.next() else {
-            return;
-        };
-        // Once per range while its second request is outstanding; again only if that one was
-        // lost (or moved) and the first pipe is the only one still bringing it.
-        if self.rescued.contains(head, head + 1) && holders.next().is_some() {
-            return;
-        }
-        let Some((gs, ge)) = self.slots[i].binding.global(local) else {
-            return;
-        };
-        let due = match self.slots[i].est.due(local) {
-            _ if self.slots[i].silent => Time::MAX,
-            // Overdue by d: expected no sooner than d from now (the longer a unit is late, the
-            // later it is expected).
-            Some(due) if due < now => now.saturating_add(now.saturating_since(due)),
-            Some(due) => due,
-            None => Time::MAX,
-        };
-        let len = ge - gs;
-        let candidates: Vec<(usize, PathView)> = (0..self.slots.len())
-            .filter(|&j| {
-                j != i
-                    && self.takes_units(j)
-                    && self.slots[j].pipe.has_room(len)
-                    && !self.secondary_waits(j, len)
-            })
-            .map(|j| (j, self.view(j)))
-            .collect();
-        let Some(t) = hol::hole_rescue(now, due, candidates) else {
-            return;
-        };
-        if !self.take_tokens(now, t, len) {
-            return;
-        }
-        self.rescued.insert(gs, ge);
-        self.stats.bytes_redundant += len;
-        self.bind(now, t, gs, ge);
+            .filter_map(|(i, s)| s.binding.next_at_or_after(offset).map(|(g, l)| (g, i, l)))
+            .min_by_key(|&(g, i, _)| (g, i))
     }
 
     /// Where a hole of slot `i` (or a reassigned range: `i` out of range) goes under
