@@ -14,6 +14,7 @@ use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
 use super::initial_pacing::InitialPacing;
 use super::last_link::{LastLinkRtt, LastLinkTuning};
+use super::pacing::Pacer;
 use super::probing::{ProbeCycle, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::{Scoreboard, SentSegment};
 use super::send_buffer::SendBuffer;
@@ -130,6 +131,8 @@ pub struct Sender {
     initial_pacing: Option<InitialPacing>,
     /// RFC 3042 Limited Transmit asked for (it applies only without SACK).
     limited_transmit: bool,
+    /// Spacing of segments for a controller with a pacing rate (BBR).
+    pacer: Pacer,
 }
 
 /// What an incoming acknowledgement did.
@@ -184,6 +187,7 @@ impl Sender {
             last_link: LastLinkTuning::new(cfg.last_link),
             initial_pacing: None,
             limited_transmit: cfg.limited_transmit,
+            pacer: Pacer::default(),
         }
     }
 
@@ -541,7 +545,19 @@ impl Sender {
             }
             return None;
         }
-        self.choose_segment(now, lost, pipe, window)
+        match self.cc.pacing_rate() {
+            None => self.choose_segment(now, lost, pipe, window),
+            Some(rate) => {
+                // A rate-based controller: segments, retransmissions included, leave no faster
+                // than its pacing rate (pacing.rs).
+                if !self.pacer.permits(now) {
+                    return None;
+                }
+                let seg = self.choose_segment(now, lost, pipe, window)?;
+                self.pacer.on_sent(now, u64::from(seg.payload_len), rate);
+                Some(seg)
+            }
+        }
     }
 
     /// [`Sender::next_segment`] with something to retransmit or to send: `lost` is the
@@ -682,7 +698,7 @@ impl Sender {
         if let Some(p) = &self.initial_pacing {
             t = earliest(t, p.deadline());
         }
-        t
+        earliest(t, self.pacer.deadline())
     }
 }
 
