@@ -550,7 +550,7 @@ impl Sender {
             Some(rate) => {
                 // A rate-based controller: segments, retransmissions included, leave no faster
                 // than its pacing rate (pacing.rs).
-                if !self.pacer.permits(now) {
+                if !self.pacer.permits(now, self.mss, rate) {
                     return None;
                 }
                 let seg = self.choose_segment(now, lost, pipe, window)?;
