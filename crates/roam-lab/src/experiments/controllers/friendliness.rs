@@ -73,8 +73,9 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
              Nothing in the run is random, so one run per row (Linux: one 30 s run, anchors). \
              BBR v1's window is `2 · BtlBw · RTprop`: beside CUBIC's standing queue its \
              delivery rate, and so its estimate, shrinks round after round; Linux's BBR keeps \
-             a third of CUBIC's rate with 200 packets, ours much less, a gap we have not \
-             explained. With 30 packets BBR takes the larger share, as on Linux, but less of \
+             a third of CUBIC's rate with 200 packets, ours much less: ours stays in Drain \
+             until ProbeRTT at 10 s, since in-flight cannot fall to one BDP while CUBIC's \
+             queue holds the RTT (docs/CONTROLLERS.md). With 30 packets BBR takes the larger share, as on Linux, but less of \
              it."
         ),
     );
