@@ -240,3 +240,25 @@ fn r2cp_reproduction_writes_report_claims_and_timelines() {
     assert_eq!(mig["ours"]["intact"], true, "{mig}");
     assert_eq!(mig["ours"]["duplicate_bytes"], 0, "{mig}");
 }
+
+#[test]
+fn controllers_reproduction_writes_report_and_claims() {
+    let w = run_quick("controllers");
+    assert!(w.markdown.contains("Loss-free dumbbell against ns-3"));
+    assert!(w.markdown.contains("Lossy 2 Mb/s path against Linux"));
+    assert!(w.markdown.contains("Sharing with CUBIC"));
+    assert_claim_ids(
+        &w,
+        &[
+            "ns3-single-cubic-goodput",
+            "ns3-single-bbr-goodput",
+            "ns3-shared-cubic-goodput",
+            "ns3-shared-cubic-fair",
+            "ns3-shared-bbr-goodput",
+            "ns3-shared-bbr-fair",
+            "lossy-best-oracle-free-90pct-of-linux-bbr",
+            "lossy-cubic-at-least-newreno",
+            "friendliness-lossy-path-controller-within-0.8-1.25",
+        ],
+    );
+}

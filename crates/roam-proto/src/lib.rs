@@ -97,6 +97,7 @@ pub use time::Time;
 pub mod cc;
 pub mod endpoint;
 pub mod linkinfo;
+pub mod loss_cause;
 pub mod media;
 pub mod r2cp;
 pub mod rcp;

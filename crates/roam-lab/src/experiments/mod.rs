@@ -1,6 +1,7 @@
 //! The registered reproductions, one module each.
 
 pub mod atl;
+pub mod controllers;
 pub mod last_link;
 pub mod probing;
 pub mod r2cp;
@@ -16,5 +17,6 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &atl::Atl,
         &rcp::Rcp,
         &r2cp::R2cp,
+        &controllers::Controllers,
     ]
 }

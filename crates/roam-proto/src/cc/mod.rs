@@ -7,7 +7,12 @@
 //! no-op default so a controller implements only what it reacts to.
 
 pub mod atl;
+pub mod bbr;
+pub mod cubic;
+mod hystart;
 mod new_reno;
+#[cfg(test)]
+mod props;
 mod reno_window;
 mod westwood;
 
@@ -16,6 +21,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 pub use atl::TcpAtl;
+pub use bbr::Bbr;
+pub use cubic::Cubic;
 pub use new_reno::NewReno;
 pub use westwood::Westwood;
 
@@ -96,6 +103,12 @@ pub trait CongestionController: fmt::Debug + Send {
     /// the last-link Initial Cwnd & SSThresh Tuning (last-link-heuristics.txt §3.2).
     /// Controllers that cannot honour it keep their state (the default).
     fn set_window(&mut self, _cwnd: u64, _ssthresh: Option<u64>) {}
+    /// The rate (bytes per second) at which a sender should space its segments, for
+    /// rate-based controllers (BBR); `None` (the default) for ACK-clocked ones, which a sender
+    /// does not pace.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Which controller a pipe runs. The factory for per-pipe controllers.
@@ -108,11 +121,21 @@ pub enum CcKind {
     Westwood,
     /// TCP-ATL (atl.txt §III-B/§IV-A): AIMD(α, β) adapted to the wireless hop's p_w and d_w.
     Atl,
+    /// CUBIC (RFC 9438) with HyStart++ (RFC 9406).
+    Cubic,
+    /// BBR version 1 (Cardwell et al. 2016), paced.
+    Bbr,
 }
 
 impl CcKind {
     /// Every selectable controller, by name.
-    pub const ALL: &'static [CcKind] = &[CcKind::NewReno, CcKind::Westwood, CcKind::Atl];
+    pub const ALL: &'static [CcKind] = &[
+        CcKind::NewReno,
+        CcKind::Westwood,
+        CcKind::Atl,
+        CcKind::Cubic,
+        CcKind::Bbr,
+    ];
 
     /// The name used in scenario files and on the command line.
     pub fn name(self) -> &'static str {
@@ -120,6 +143,8 @@ impl CcKind {
             CcKind::NewReno => "newreno",
             CcKind::Westwood => "westwood",
             CcKind::Atl => "atl",
+            CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
         }
     }
 
@@ -129,6 +154,8 @@ impl CcKind {
             CcKind::NewReno => Box::new(NewReno::new(mss, initial_window_segments)),
             CcKind::Westwood => Box::new(Westwood::new(mss, initial_window_segments)),
             CcKind::Atl => Box::new(TcpAtl::new(mss, initial_window_segments)),
+            CcKind::Cubic => Box::new(Cubic::new(mss, initial_window_segments)),
+            CcKind::Bbr => Box::new(Bbr::new(mss, initial_window_segments)),
         }
     }
 }

@@ -157,12 +157,14 @@ pub struct Connection {
 /// Heap a connection holds beside its buffers, scoreboard and PER window, at most: the
 /// event queue (a handful), TCP-Probing's abandoned exchanges (at most 32: one per power of
 /// two of restarts), the controller's state — for TCP-ATL its local-link average (at most 4097
-/// change points of 16 bytes, a ring of 8192 after doubling) and its loss window (33 buckets).
+/// change points of 16 bytes, a ring of 8192 after doubling) and its loss window (33 buckets);
+/// for BBR its delivered-counter snapshots and per-round bandwidth maxima (fixed rings).
 fn heap_slack(cc: CcKind) -> usize {
     const SMALL: usize = 4096;
     match cc {
         CcKind::Atl => SMALL + 8192 * 16,
-        CcKind::NewReno | CcKind::Westwood => SMALL,
+        CcKind::Bbr => SMALL + 2 * crate::cc::bbr::model::SNAPSHOTS * 16 + 2 * 12 * 16,
+        CcKind::NewReno | CcKind::Westwood | CcKind::Cubic => SMALL,
     }
 }
 

@@ -19,6 +19,7 @@ mod endpoint;
 mod initial_pacing;
 mod last_link;
 mod loss_rate;
+mod pacing;
 mod probing;
 mod reassembly;
 mod receiver;

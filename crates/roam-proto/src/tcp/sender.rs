@@ -14,6 +14,7 @@ use roam_wire::{ProbeKind, ProbeOption, SackBlock};
 
 use super::initial_pacing::InitialPacing;
 use super::last_link::{LastLinkRtt, LastLinkTuning};
+use super::pacing::Pacer;
 use super::probing::{ProbeCycle, ProbeHistory, ProbeTrigger, ProbingConfig};
 use super::scoreboard::{Scoreboard, SentSegment};
 use super::send_buffer::SendBuffer;
@@ -130,6 +131,8 @@ pub struct Sender {
     initial_pacing: Option<InitialPacing>,
     /// RFC 3042 Limited Transmit asked for (it applies only without SACK).
     limited_transmit: bool,
+    /// Spacing of segments for a controller with a pacing rate (BBR).
+    pacer: Pacer,
 }
 
 /// What an incoming acknowledgement did.
@@ -184,6 +187,7 @@ impl Sender {
             last_link: LastLinkTuning::new(cfg.last_link),
             initial_pacing: None,
             limited_transmit: cfg.limited_transmit,
+            pacer: Pacer::default(),
         }
     }
 
@@ -541,7 +545,19 @@ impl Sender {
             }
             return None;
         }
-        self.choose_segment(now, lost, pipe, window)
+        match self.cc.pacing_rate() {
+            None => self.choose_segment(now, lost, pipe, window),
+            Some(rate) => {
+                // A rate-based controller: segments, retransmissions included, leave no faster
+                // than its pacing rate (pacing.rs).
+                if !self.pacer.permits(now, self.mss, rate) {
+                    return None;
+                }
+                let seg = self.choose_segment(now, lost, pipe, window)?;
+                self.pacer.on_sent(now, u64::from(seg.payload_len), rate);
+                Some(seg)
+            }
+        }
     }
 
     /// [`Sender::next_segment`] with something to retransmit or to send: `lost` is the
@@ -682,7 +698,7 @@ impl Sender {
         if let Some(p) = &self.initial_pacing {
             t = earliest(t, p.deadline());
         }
-        t
+        earliest(t, self.pacer.deadline())
     }
 }
 
@@ -698,6 +714,7 @@ pub(super) fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::bbr;
 
     /// A sender with `n` full segments outstanding from sequence number 1.
     fn sending(sack: bool, n: usize) -> Sender {
@@ -755,6 +772,45 @@ mod tests {
                 assert_eq!(fast.deadline(), general.deadline());
                 assert_eq!(fast.board.len(), general.board.len());
             }
+        }
+    }
+
+    /// A rate-based controller's pacing reaches the host through the sender's deadline: BBR
+    /// with IW 10 and a 100 ms RTT paces at 2.885 · 10 000 B / 0.1 s = 288.5 kB/s, one
+    /// 1000-byte segment per 3.466 ms in bursts of two (draft send quantum below 24 Mb/s); the
+    /// held segment leaves when the deadline the sender reported has come. NewReno is not
+    /// paced.
+    #[test]
+    fn bbr_pacing_is_a_sender_deadline() {
+        for (cc, paced) in [(CcKind::Bbr, true), (CcKind::NewReno, false)] {
+            let cfg = TcpConfig {
+                initial_window: 10,
+                ..TcpConfig::default()
+            };
+            let mut s = Sender::new(&cfg, cc, 1000, true, 1);
+            s.set_peer_window(1 << 20);
+            s.write(&vec![7; 100_000]);
+            assert!(s.next_segment(Time::ZERO).is_some());
+            let t = Time::from_millis(100);
+            let rtt = Some(Duration::from_millis(100));
+            s.on_ack(t, 1001, 1 << 20, &[], rtt, false, AckMarks::default());
+            let mut sent = 0;
+            while s.next_segment(t).is_some() {
+                sent += 1;
+            }
+            if !paced {
+                assert!(sent >= 10, "{sent}");
+                continue;
+            }
+            assert_eq!(sent, 2, "a burst of one send quantum");
+            let wake = s.deadline().expect("a pacing deadline");
+            let gap = 1000.0 / (bbr::HIGH_GAIN * 10_000.0 / 0.1);
+            let expected = Time::from_secs_f64(0.1 + gap);
+            assert!(wake.saturating_since(expected) < Duration::from_micros(2));
+            assert!(expected.saturating_since(wake) < Duration::from_micros(2));
+            assert!(s.next_segment(Time::from_millis(101)).is_none());
+            s.on_timeout(wake);
+            assert!(s.next_segment(wake).is_some());
         }
     }
 

@@ -15,6 +15,7 @@ impl Sender {
         if let Some(p) = self.initial_pacing.as_mut() {
             p.on_timeout(now);
         }
+        self.pacer.on_timeout(now);
         if self
             .probe
             .as_ref()
