@@ -118,6 +118,9 @@ roam reproduce rcp --png   # PNG copies of the plots, for documents that take bi
     /// Measure goodput over real UDP per engine and controller, like iperf3.
     #[command(long_about = crate::cmd::perf::LONG_ABOUT)]
     Perf(crate::cmd::perf::PerfArgs),
+    /// Emulate a scenario's links on real packets between network namespaces (root only).
+    #[command(long_about = crate::cmd::emu::LONG_ABOUT)]
+    Emu(crate::cmd::emu::EmuArgs),
 }
 
 /// Arguments of `roam reproduce`.

@@ -1,6 +1,7 @@
 //! The subcommands, and the small pieces they share.
 
 pub mod bench;
+pub mod emu;
 pub mod get;
 pub mod perf;
 pub mod reproduce;
