@@ -1,9 +1,10 @@
 //! The few system calls std does not wrap: attaching to a TUN device (the `TUNSETIFF` ioctl),
 //! waiting on several descriptors with a nanosecond timeout (`ppoll`; `poll` and `epoll_wait`
 //! take milliseconds, too coarse for a delay that must be right within 1 ms), the timer slack
-//! that lets the kernel wake that wait late, and the effective user id.
+//! that lets the kernel wake that wait late, the real-time scheduling class, and the
+//! effective user id.
 //!
-//! `unsafe` is allowed in this module only, for these four calls to C functions: each call
+//! `unsafe` is allowed in this module only, for these five calls to C functions: each call
 //! states why its arguments are valid.
 #![allow(unsafe_code)]
 
@@ -122,6 +123,16 @@ pub fn tight_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes one unsigned long argument (the slack in ns) and
     // touches no memory of ours.
     let _ = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+}
+
+/// Puts the calling thread in the real-time FIFO class at a low priority (10 of 99), so that a
+/// loaded machine (compilers, the stacks under test) delays its wake-ups less. Bounded by
+/// the kernel's real-time throttling (by default 95 % of each second); the forwarding loop
+/// sleeps whenever it has nothing due. Best effort: returns whether it took.
+pub fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: pid 0 is the calling thread; the pointer is to a live sched_param for the call.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, std::ptr::addr_of!(param)) == 0 }
 }
 
 /// Whether the process runs with effective user id 0.

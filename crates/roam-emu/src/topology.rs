@@ -193,5 +193,6 @@ pub fn build(paths: Vec<PathModel>, layout: &Layout) -> Result<(Bed, Wire)> {
         names,
         undo,
     };
-    Ok((bed, Wire::new(paths, ends)))
+    let wire = Wire::new(paths, ends).map_err(EmuError::Io)?;
+    Ok((bed, wire))
 }

@@ -2,14 +2,16 @@
 //! direction's [`DirModel`] (the simulator's link code) and are written to the other end when
 //! the model delivers them.
 //!
-//! One thread serves every path. Each turn it advances every model to the present, writes
-//! what they deliver, then waits (`ppoll`, nanosecond timeout, 1 µs timer slack) until a TUN
-//! end is readable or the earliest model deadline comes, and reads every readable end in a
-//! batch (up to [`READ_BATCH`] packets each) before the next turn.
+//! Each direction of each path has its own thread (directions share nothing, and on a
+//! machine with few cores the kernel's stacks at both ends need the rest). Each turn a thread
+//! advances its model to the present, writes what it delivers, then waits (`ppoll`,
+//! nanosecond timeout, 1 µs timer slack) until its TUN end is readable or the model's next
+//! deadline comes, and reads up to [`READ_BATCH`] packets in a batch. The threads run in the
+//! real-time FIFO class at a low priority where allowed ([`sys::realtime_priority`]).
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -19,16 +21,26 @@ use roam_sim::link::emulation::{DirModel, DirStats, Fate};
 use crate::config::PathModel;
 use crate::sys;
 
-/// Packets read from one TUN end before the loop looks at the others.
+/// Packets read from a TUN end before the model's deliveries are looked at again.
 pub const READ_BATCH: usize = 64;
 /// Largest packet read (TUN devices are made with the default 1500-byte MTU; anything up to
 /// 64 KiB is carried).
 const MAX_PACKET: usize = 65_536;
-/// Datagrams held at once (queued or in flight) over all paths; beyond it new ones are
+/// Datagrams one direction holds at once (queued or in flight); beyond it new ones are
 /// dropped and counted, so a misconfigured link cannot take the machine's memory.
-pub const MAX_HELD: usize = 1 << 20;
+pub const MAX_HELD: usize = 1 << 19;
 /// The longest wait without looking at the stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(50);
+/// Lateness histogram: buckets of 10 µs up to 100 ms (the last bucket holds the rest).
+const LATE_BUCKET_NS: u64 = 10_000;
+const LATE_BUCKETS: usize = 10_000;
+
+/// The monotonic clock: the emulator is a host (like the simulator and the UDP runtime), and
+/// reads real time here and in nothing below it.
+#[allow(clippy::disallowed_methods)]
+pub fn monotonic() -> Instant {
+    Instant::now()
+}
 
 /// Counters of one direction of one path.
 #[derive(Debug, Clone, Default)]
@@ -47,6 +59,27 @@ pub struct DirReport {
     pub overflow: u64,
     /// Bytes written in each second since the start.
     pub per_second: Vec<u64>,
+    /// How late deliveries were written after the model's arrival time: counts per 10 µs.
+    pub lateness: Vec<u64>,
+}
+
+impl DirReport {
+    /// The `q`-quantile (0..=1) of the deliveries' lateness, to 10 µs (`None` without any).
+    pub fn lateness_quantile(&self, q: f64) -> Option<Duration> {
+        let total: u64 = self.lateness.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((total - 1) as f64 * q.clamp(0.0, 1.0)).round() as u64;
+        let mut seen = 0;
+        for (i, n) in self.lateness.iter().enumerate() {
+            seen += n;
+            if seen > rank {
+                return Some(Duration::from_nanos((i as u64 + 1) * LATE_BUCKET_NS));
+            }
+        }
+        None
+    }
 }
 
 /// What a run of the wire did, per path: `[up, down]`.
@@ -58,22 +91,7 @@ pub struct WireReport {
     pub elapsed: Duration,
 }
 
-/// The monotonic clock: the emulator is a host (like the simulator and the UDP runtime), and
-/// reads real time here and in nothing below it.
-#[allow(clippy::disallowed_methods)]
-pub fn monotonic() -> Instant {
-    Instant::now()
-}
-
-/// One direction at run time.
-struct Dir {
-    model: DirModel,
-    /// The TUN end it writes to.
-    to: usize,
-    report: DirReport,
-}
-
-/// The datagrams held by the models, by id.
+/// The datagrams held by a model, by id.
 #[derive(Default)]
 struct Held {
     bufs: Vec<Vec<u8>>,
@@ -86,14 +104,15 @@ impl Held {
         if self.count >= MAX_HELD {
             return None;
         }
-        self.count += 1;
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
+                let id = u32::try_from(self.bufs.len()).ok()?;
                 self.bufs.push(Vec::new());
-                u32::try_from(self.bufs.len() - 1).ok()?
+                id
             }
         };
+        self.count += 1;
         let b = &mut self.bufs[id as usize];
         b.clear();
         b.extend_from_slice(bytes);
@@ -110,149 +129,162 @@ impl Held {
     }
 }
 
+/// One direction: reads `from`, writes `to`.
+struct Dir {
+    model: DirModel,
+    from: File,
+    to: File,
+    held: Held,
+    report: DirReport,
+}
+
 /// The TUN ends and the models between them.
 pub struct Wire {
-    ends: Vec<File>,
-    fds: Vec<RawFd>,
-    /// `dirs[2k]`: path k inner → outer (reads `ends[2k]`, writes `ends[2k+1]`); `dirs[2k+1]`
-    /// the reverse.
+    /// `dirs[2k]`: path k inner → outer; `dirs[2k+1]` the reverse.
     dirs: Vec<Dir>,
-    held: Held,
-    start: Instant,
 }
 
 impl Wire {
     /// A wire over `paths`, whose TUN ends are `ends[2k]` (inner) and `ends[2k+1]` (outer).
-    pub fn new(paths: Vec<PathModel>, ends: Vec<File>) -> Wire {
+    pub fn new(paths: Vec<PathModel>, ends: Vec<File>) -> std::io::Result<Wire> {
         let mut dirs = Vec::new();
-        for (k, p) in paths.into_iter().enumerate() {
-            let (inner, outer) = (2 * k, 2 * k + 1);
-            dirs.push(Dir {
-                model: p.up,
-                to: outer,
-                report: DirReport::default(),
-            });
-            dirs.push(Dir {
-                model: p.down,
-                to: inner,
-                report: DirReport::default(),
-            });
+        let mut ends = ends.into_iter();
+        for p in paths {
+            let (Some(inner), Some(outer)) = (ends.next(), ends.next()) else {
+                return Err(std::io::Error::other("two TUN ends per path"));
+            };
+            let new = |model, from: &File, to: &File| -> std::io::Result<Dir> {
+                Ok(Dir {
+                    model,
+                    from: from.try_clone()?,
+                    to: to.try_clone()?,
+                    held: Held::default(),
+                    report: DirReport::default(),
+                })
+            };
+            dirs.push(new(p.up, &inner, &outer)?);
+            dirs.push(new(p.down, &outer, &inner)?);
         }
-        let fds = ends.iter().map(AsRawFd::as_raw_fd).collect();
-        Wire {
-            ends,
-            fds,
-            dirs,
-            held: Held::default(),
-            start: monotonic(),
-        }
-    }
-
-    fn now(&self) -> Time {
-        Time::from_nanos(u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX))
+        Ok(Wire { dirs })
     }
 
     /// Forwards until `stop` is set or `limit` has passed since the wire started; the link
     /// models' time zero is this call. Returns the counters.
-    pub fn run(
+    pub fn run(self, stop: &AtomicBool, limit: Option<Duration>) -> std::io::Result<WireReport> {
+        let start = monotonic();
+        let results: Vec<std::io::Result<DirReport>> = std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .dirs
+                .into_iter()
+                .map(|d| s.spawn(move || d.run(start, stop, limit)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(std::io::Error::other("a wire thread panicked")))
+                })
+                .collect()
+        });
+        let mut reports = Vec::new();
+        for r in results {
+            reports.push(r?);
+        }
+        let mut paths = Vec::new();
+        let mut it = reports.into_iter();
+        while let (Some(up), Some(down)) = (it.next(), it.next()) {
+            paths.push([up, down]);
+        }
+        Ok(WireReport {
+            paths,
+            elapsed: start.elapsed(),
+        })
+    }
+}
+
+impl Dir {
+    fn run(
         mut self,
+        start: Instant,
         stop: &AtomicBool,
         limit: Option<Duration>,
-    ) -> std::io::Result<WireReport> {
+    ) -> std::io::Result<DirReport> {
         sys::tight_timer_slack();
-        self.start = monotonic();
-        let mut ready = vec![false; self.fds.len()];
+        sys::realtime_priority();
+        let now =
+            || Time::from_nanos(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        let fd = [self.from.as_raw_fd()];
+        let mut ready = [false];
         let mut buf = vec![0u8; MAX_PACKET];
+        self.report.lateness = vec![0; LATE_BUCKETS];
         loop {
-            if stop.load(Ordering::Relaxed) || limit.is_some_and(|l| self.start.elapsed() >= l) {
+            if stop.load(Ordering::Relaxed) || limit.is_some_and(|l| start.elapsed() >= l) {
                 break;
             }
-            let now = self.now();
-            for d in 0..self.dirs.len() {
-                self.dirs[d].model.advance(now);
-                self.flush(d);
-            }
-            let next = self
-                .dirs
-                .iter()
-                .filter_map(|d| d.model.next_deadline())
-                .min();
-            let wait = next
-                .map_or(MAX_WAIT, |t| {
-                    Duration::from_nanos(t.as_nanos().saturating_sub(now.as_nanos()))
+            let t = now();
+            self.model.advance(t);
+            self.flush(start);
+            let wait = self
+                .model
+                .next_deadline()
+                .map_or(MAX_WAIT, |d| {
+                    Duration::from_nanos(d.as_nanos().saturating_sub(t.as_nanos()))
                 })
                 .min(MAX_WAIT);
-            if !wait.is_zero() {
-                sys::wait_readable(&self.fds, &mut ready, Some(wait))?;
+            if wait.is_zero() {
+                ready[0] = true;
             } else {
-                ready.iter_mut().for_each(|r| *r = true);
+                sys::wait_readable(&fd, &mut ready, Some(wait))?;
             }
-            for (end, &r) in ready.iter().enumerate() {
-                if r {
-                    self.read_end(end, &mut buf)?;
-                }
-            }
-        }
-        let elapsed = self.start.elapsed();
-        let paths = self
-            .dirs
-            .chunks(2)
-            .map(|pair| {
-                let r = |d: &Dir| DirReport {
-                    model: d.model.stats(),
-                    ..d.report.clone()
-                };
-                [r(&pair[0]), r(&pair[1])]
-            })
-            .collect();
-        Ok(WireReport { paths, elapsed })
-    }
-
-    /// Reads up to [`READ_BATCH`] packets from TUN end `end` into its direction's model.
-    fn read_end(&mut self, end: usize, buf: &mut [u8]) -> std::io::Result<()> {
-        // End 2k is path k's inner end, read by direction 2k; end 2k+1 by direction 2k+1.
-        let d = end;
-        for _ in 0..READ_BATCH {
-            let n = match (&self.ends[end]).read(buf) {
-                Ok(n) => n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            let now = self.now();
-            let dir = &mut self.dirs[d];
-            dir.report.read += 1;
-            let Some(id) = self.held.put(&buf[..n]) else {
-                dir.report.overflow += 1;
+            if !ready[0] {
                 continue;
-            };
-            dir.model
-                .send(now, id, u32::try_from(n).unwrap_or(u32::MAX));
-            self.flush(d);
+            }
+            for _ in 0..READ_BATCH {
+                let n = match (&self.from).read(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                self.report.read += 1;
+                let Some(id) = self.held.put(&buf[..n]) else {
+                    self.report.overflow += 1;
+                    continue;
+                };
+                let wire = u32::try_from(n).unwrap_or(u32::MAX);
+                self.model.send(now(), id, wire);
+                self.flush(start);
+            }
         }
-        Ok(())
+        self.report.model = self.model.stats();
+        Ok(self.report)
     }
 
-    /// Writes what direction `d`'s model delivered, frees what it is done with.
-    fn flush(&mut self, d: usize) {
-        let sec = self.start.elapsed().as_secs() as usize;
-        let dir = &mut self.dirs[d];
-        let out = &self.ends[dir.to];
-        for o in dir.model.outcomes() {
+    /// Writes what the model delivered, frees what it is done with.
+    fn flush(&mut self, start: Instant) {
+        let mut sec = None;
+        for o in self.model.outcomes() {
             if o.fate == Fate::Delivered {
                 let bytes = self.held.get(o.id);
                 // A TUN write takes the whole packet or fails.
-                match (&*out).write(bytes) {
+                match (&self.to).write(bytes) {
                     Ok(n) if n == bytes.len() => {
-                        let r = &mut dir.report;
+                        let elapsed = start.elapsed();
+                        let r = &mut self.report;
                         r.written += 1;
-                        r.bytes_written += bytes.len() as u64;
-                        if r.per_second.len() <= sec {
-                            r.per_second.resize(sec + 1, 0);
+                        r.bytes_written += n as u64;
+                        let s = *sec.get_or_insert(elapsed.as_secs() as usize);
+                        if r.per_second.len() <= s {
+                            r.per_second.resize(s + 1, 0);
                         }
-                        r.per_second[sec] += bytes.len() as u64;
+                        r.per_second[s] += n as u64;
+                        let late = u64::try_from(elapsed.as_nanos())
+                            .unwrap_or(u64::MAX)
+                            .saturating_sub(o.at.as_nanos());
+                        let b = ((late / LATE_BUCKET_NS) as usize).min(LATE_BUCKETS - 1);
+                        r.lateness[b] += 1;
                     }
-                    Ok(_) | Err(_) => dir.report.write_errors += 1,
+                    Ok(_) | Err(_) => self.report.write_errors += 1,
                 }
             }
             if !o.copy {

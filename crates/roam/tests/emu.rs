@@ -143,7 +143,15 @@ fn ctrl_c_stops_the_command_and_removes_everything() {
     let mut child = Command::new(ROAM)
         .arg("emu")
         .arg(case.file())
-        .args(["--netns", &inner, "--outer-netns", &out, "--", "sleep", "30"])
+        .args([
+            "--netns",
+            &inner,
+            "--outer-netns",
+            &out,
+            "--",
+            "sleep",
+            "30",
+        ])
         .spawn()
         .unwrap();
     // Wait (bounded) until the namespace is up, then interrupt roam alone.

@@ -48,6 +48,8 @@ pub struct Outcome {
     /// This is a duplicate (`duplicate`): the original's own outcome still follows, so the
     /// host keeps the bytes.
     pub copy: bool,
+    /// When the model decided it (for a delivery: when it reaches the far end).
+    pub at: Time,
 }
 
 /// Why a direction cannot be emulated.
@@ -202,7 +204,7 @@ impl DirModel {
             } else if self.wake_at == Some(t) {
                 self.wake(t);
             } else if let Some(Reverse((_, _, id, copy))) = self.arrivals.pop() {
-                self.arrive(id, copy);
+                self.arrive(t, id, copy);
             }
         }
     }
@@ -225,6 +227,7 @@ impl DirModel {
                         id: item.pkt,
                         fate: Fate::QueueDrop,
                         copy: false,
+                        at: now,
                     });
                 }
             },
@@ -274,7 +277,7 @@ impl DirModel {
         self.arrivals.push(Reverse((at, self.order, id, copy)));
     }
 
-    fn arrive(&mut self, id: u32, copy: bool) {
+    fn arrive(&mut self, at: Time, id: u32, copy: bool) {
         let fate = if self.dir.arrives_plain {
             Fate::Delivered
         } else {
@@ -289,7 +292,7 @@ impl DirModel {
                 }
             }
         };
-        self.out.push(Outcome { id, fate, copy });
+        self.out.push(Outcome { id, fate, copy, at });
     }
 }
 
