@@ -97,6 +97,17 @@ struct Got {
 /// datagrams of `size` bytes at `rate_bps` from the inner to the outer side; returns what
 /// arrived.
 fn probe(links: &str, rate_bps: u64, size: usize, count: u64) -> Vec<Got> {
+    probe_with_lateness(links, rate_bps, size, count).0
+}
+
+/// [`probe`], also returning the 99th percentile of how late the wire wrote the datagrams
+/// after the model's arrival times.
+fn probe_with_lateness(
+    links: &str,
+    rate_bps: u64,
+    size: usize,
+    count: u64,
+) -> (Vec<Got>, Duration) {
     let dir =
         std::env::temp_dir().join(format!("roam-emu-probe-{}-{}", std::process::id(), next()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -164,7 +175,7 @@ fn probe(links: &str, rate_bps: u64, size: usize, count: u64) -> Vec<Got> {
         up.lateness_quantile(0.5),
         up.lateness_quantile(0.99)
     );
-    got
+    (got, up.lateness_quantile(0.99).unwrap_or(Duration::MAX))
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -189,13 +200,15 @@ fn rate_is_the_links() {
     assert!((rate / 10e6 - 1.0).abs() < 0.03, "{rate}");
 }
 
-/// A 30 ms link adds 30 ms (plus 82 µs of serialisation at 100 Mb/s): the median within 2 ms,
-/// the 99th percentile within 5 ms (a loaded CI machine delays the probe's own processes; the
-/// benchmark measures the 1 ms goal).
+/// A 30 ms link adds 30 ms (plus 82 µs of serialisation at 100 Mb/s). The probe's own
+/// processes, on a loaded machine, can only add to what they measure: the 10th percentile is
+/// within 1 ms of the link's delay and the median within 5 ms; the wire's own share (how late
+/// it wrote each datagram after the model's arrival time) is under 2 ms at the 99th
+/// percentile. The benchmark measures the 1 ms goal at the median and 99th percentile.
 #[test]
 fn delay_is_the_links() {
     skip_unless_able!();
-    let got = probe(
+    let (got, late_p99) = probe_with_lateness(
         "[[link]]\nname = \"p\"\nrate = \"100Mbps\"\ndelay = \"30ms\"\n",
         2_000_000,
         1000,
@@ -207,10 +220,11 @@ fn delay_is_the_links() {
         .map(|g| (g.recv as f64 - g.sent as f64) / 1e6)
         .collect();
     d.sort_by(f64::total_cmp);
-    let (p50, p99) = (percentile(&d, 0.5), percentile(&d, 0.99));
-    eprintln!("one-way delay: median {p50:.3} ms, p99 {p99:.3} ms");
-    assert!((30.0..32.0).contains(&p50), "{p50}");
-    assert!((30.0..35.0).contains(&p99), "{p99}");
+    let (p10, p50) = (percentile(&d, 0.1), percentile(&d, 0.5));
+    eprintln!("one-way delay: p10 {p10:.3} ms, median {p50:.3} ms; wire late p99 {late_p99:?}");
+    assert!((30.0..31.0).contains(&p10), "{p10}");
+    assert!((30.0..35.0).contains(&p50), "{p50}");
+    assert!(late_p99 < Duration::from_millis(2), "{late_p99:?}");
 }
 
 /// 10 % Bernoulli loss: the lost share of 3000 datagrams is within the binomial 99.9 %
