@@ -40,13 +40,20 @@ pub fn load(path: &Path, sel: &Selection) -> Result<Vec<PathModel>> {
         path: path.to_path_buf(),
         source,
     })?;
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| EmuError::Links {
+        path: path.to_path_buf(),
+        message: format!("invalid TOML: {}", e.to_string().trim_end()),
+    })?;
+    from_table(doc, path, sel)
+}
+
+/// [`load`] of a document already read from `path` (relative traces are resolved against
+/// its folder).
+pub fn from_table(mut doc: toml::Table, path: &Path, sel: &Selection) -> Result<Vec<PathModel>> {
     let bad = |message: String| EmuError::Links {
         path: path.to_path_buf(),
         message,
     };
-    let mut doc: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| bad(format!("invalid TOML: {}", e.to_string().trim_end())))?;
     complete(&mut doc);
     if let Some(seed) = sel.seed {
         if let Some(Value::Table(run)) = doc.get_mut("run") {

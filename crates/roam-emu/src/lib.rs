@@ -9,6 +9,7 @@
 pub mod config;
 pub mod error;
 pub mod netns;
+pub mod probe;
 pub mod run;
 pub mod sys;
 pub mod topology;

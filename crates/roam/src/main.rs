@@ -47,6 +47,12 @@ fn main() -> ExitCode {
             Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
             Err(e) => Err(e),
         },
+        Command::Testbed(args) => cmd::testbed::run(args),
+        Command::EmuProbe { args } => {
+            let mut all = vec!["roam emu-probe".to_string()];
+            all.extend(args.iter().cloned());
+            roam_emu::probe::main(&all).map_err(error::CliError::Emu)
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub mod reproduce;
 pub mod serve;
 pub mod sim;
 pub mod sweep;
+pub mod testbed;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
