@@ -60,7 +60,7 @@ fn quick_mode_downloads_every_mode_and_writes_the_outputs() {
     let runs = std::fs::read_to_string(dir.path().join("static-8-2/runs.csv")).unwrap();
     for line in runs.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
-        let (mode, ok, note) = (f[1], f[2], f[5]);
+        let (mode, ok, note) = (f[1], f[2], f[6]);
         // aria2 may be missing where this runs; the mode then says so and is skipped.
         if mode == "aria2" && note.contains("skipped") {
             continue;

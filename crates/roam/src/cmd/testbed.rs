@@ -5,6 +5,7 @@
 
 mod modes;
 mod report;
+mod sim;
 
 use std::path::{Path, PathBuf};
 

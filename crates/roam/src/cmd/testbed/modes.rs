@@ -135,6 +135,8 @@ pub struct RunOut {
     pub note: String,
     /// Bytes delivered to the mobile host per second, per path (IP packets, from the wire).
     pub per_second: Vec<Vec<u64>>,
+    /// The simulator's goodput for the same mode over the same links, where simulated.
+    pub sim_mbps: Option<f64>,
 }
 
 /// A child killed on drop.
@@ -270,8 +272,13 @@ pub fn run_case(
                 goodput_mbps: 0.0,
                 note: format!("skipped: {why}"),
                 per_second: Vec::new(),
+                sim_mbps: None,
             },
-            None => run_one(case, m, exe, &blob, dir.path(), timeout)?,
+            None => {
+                let mut r = run_one(case, m, exe, &blob, dir.path(), timeout)?;
+                r.sim_mbps = super::sim::goodput(case, m);
+                r
+            }
         };
         eprintln!(
             "{}: {}: {}",
@@ -491,6 +498,7 @@ fn run_one(
         },
         note,
         per_second,
+        sim_mbps: None,
     })
 }
 

@@ -46,8 +46,8 @@ pub fn print_case(case: &Case, runs: &[RunOut]) {
         ideal.map_or("n/a".into(), |i| format!("{i:.3} Mb/s"))
     );
     println!(
-        "  {:<14} {:>10} {:>9} {:>9}  note",
-        "mode", "Mb/s", "seconds", "of ideal"
+        "  {:<14} {:>10} {:>9} {:>9} {:>10}  note",
+        "mode", "Mb/s", "seconds", "of ideal", "sim Mb/s"
     );
     for r in runs {
         let share = match (r.ok, ideal) {
@@ -55,7 +55,7 @@ pub fn print_case(case: &Case, runs: &[RunOut]) {
             _ => "-".into(),
         };
         println!(
-            "  {:<14} {:>10} {:>9.1} {:>9}  {}",
+            "  {:<14} {:>10} {:>9.1} {:>9} {:>10}  {}",
             r.mode.name(),
             if r.ok {
                 format!("{:.3}", r.goodput_mbps)
@@ -64,6 +64,7 @@ pub fn print_case(case: &Case, runs: &[RunOut]) {
             },
             r.seconds,
             share,
+            r.sim_mbps.map_or("-".into(), |g| format!("{g:.3}")),
             r.note
         );
     }
@@ -79,16 +80,17 @@ fn write(path: &Path, text: &str) -> Result<()> {
 /// Writes runs.csv, series.csv and summary.json of one case.
 pub fn write_case(out: &Path, case: &Case, runs: &[RunOut]) -> Result<()> {
     let dir = out.join(&case.name);
-    let mut csv = String::from("case,mode,ok,seconds,goodput_mbps,note\n");
+    let mut csv = String::from("case,mode,ok,seconds,goodput_mbps,sim_goodput_mbps,note\n");
     let mut series = String::from("case,mode,second,path,bytes\n");
     for r in runs {
         csv.push_str(&format!(
-            "{},{},{},{:.6},{:.6},{:?}\n",
+            "{},{},{},{:.6},{:.6},{},{:?}\n",
             case.name,
             r.mode.name(),
             r.ok,
             r.seconds,
             r.goodput_mbps,
+            r.sim_mbps.map_or(String::new(), |g| format!("{g:.6}")),
             r.note
         ));
         for (k, bins) in r.per_second.iter().enumerate() {
@@ -115,6 +117,7 @@ pub fn write_case(out: &Path, case: &Case, runs: &[RunOut]) -> Result<()> {
             "ok": r.ok,
             "seconds": r.seconds,
             "goodput_mbps": r.goodput_mbps,
+            "sim_goodput_mbps": r.sim_mbps,
             "note": r.note,
             "bytes_per_second": r.per_second,
         })).collect::<Vec<_>>(),
@@ -169,6 +172,17 @@ fn claims_of(case: &Case, runs: &[RunOut]) -> Vec<serde_json::Value> {
             b,
             ideal(runs).map(|i| 0.95 * i),
         ));
+    }
+    for r in runs.iter().filter(|r| r.ok) {
+        if let Some(sim) = r.sim_mbps {
+            // |emulated / simulated - 1| <= 10 %, as 0.1 - |ratio - 1| >= 0.
+            v.push(claim(
+                n,
+                &format!("{}: emulated goodput within 10 % of the simulator's (0.1 - |emu/sim - 1| >= 0)", r.mode.name()),
+                Some(0.1 - (r.goodput_mbps / sim - 1.0).abs()),
+                Some(0.0),
+            ));
+        }
     }
     if let (Some((_, end)), Some(r)) = (case.blackout, best) {
         // Every whole second of the run delivered something, over either path.
