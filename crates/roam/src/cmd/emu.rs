@@ -26,7 +26,7 @@ With --join INNER OUTER it links two existing namespaces until Ctrl-C or --durat
 command, until the command, run in INNER, exits). Everything made — namespaces, TUN devices, \
 routing rules — is removed on exit, also on Ctrl-C and when the command fails. Root only.\n\n\
 Examples:\n  \
-roam emu scenarios/examples/lte-trace.toml --link cell --inner phone -- ping -c 3 10.99.1.2\n  \
+roam emu scenarios/examples/lte-trace.toml --link lte --inner phone -- ping -c 3 10.99.1.2\n  \
 roam emu links.toml --join rn1-mobile rn1-server --duration 60s --stats wire.json";
 
 /// Arguments of `roam emu`.
