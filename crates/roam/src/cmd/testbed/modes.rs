@@ -165,7 +165,7 @@ fn os(v: &[&dyn AsRef<std::ffi::OsStr>]) -> Vec<OsString> {
     v.iter().map(|s| s.as_ref().to_os_string()).collect()
 }
 
-/// Starts a server that prints one line when it is ready; waits for that line.
+/// Starts a server that prints one line when it is ready; waits for that line (at most 20 s).
 fn start_server(mut cmd: Command) -> std::result::Result<Kill, String> {
     let mut child = Kill(
         cmd.stdout(Stdio::piped())
@@ -174,14 +174,23 @@ fn start_server(mut cmd: Command) -> std::result::Result<Kill, String> {
             .map_err(|e| format!("cannot start the server: {e}"))?,
     );
     let out = child.0.stdout.take().ok_or("no server output")?;
-    let mut line = String::new();
-    BufReader::new(out)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    if line.trim().is_empty() {
-        return Err("the server exited before it was ready".into());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let mut r = BufReader::new(out);
+        let _ = r.read_line(&mut line);
+        let _ = tx.send(line);
+        // Keep draining, so that a chatty server never blocks on a full pipe.
+        let mut sink = String::new();
+        while r.read_line(&mut sink).is_ok_and(|n| n > 0) {
+            sink.clear();
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(line) if !line.trim().is_empty() => Ok(child),
+        Ok(_) => Err("the server exited before it was ready".into()),
+        Err(_) => Err("the server did not say it was ready within 20 s".into()),
     }
-    Ok(child)
 }
 
 /// Runs `cmd` to its end within `limit`; (success, wall seconds, last line of its output).
