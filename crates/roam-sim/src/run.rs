@@ -471,13 +471,7 @@ impl<'s> Runner<'s> {
                     self.notify_link(d, &mut done);
                 }
                 Popped::Event(EventKind::Blackout { dir, on }) => {
-                    let d = &mut self.net.dirs[dir as usize];
-                    d.imp.blackout_depth = if on {
-                        d.imp.blackout_depth.saturating_add(1)
-                    } else {
-                        d.imp.blackout_depth.saturating_sub(1)
-                    };
-                    d.refresh_plain();
+                    self.net.dirs[dir as usize].blackout(on);
                     self.notify_link(dir, &mut done);
                 }
                 Popped::Event(EventKind::Scheduled(i)) => {

@@ -332,19 +332,10 @@ impl Net {
     /// jitter, reordering or duplication.
     #[inline(never)]
     fn depart_impaired(&mut self, dir: u32, pkt: u32, done: Time) {
-        let d = &mut self.dirs[dir as usize];
-        let dep = d.imp.on_depart();
-        // Jitter delays a packet but keeps it behind the one before it (a FIFO link); the
-        // reorder impairment's hold-back is added on top and may let later packets pass.
-        let mut in_order = done + Duration::from_nanos(d.delay_ns.saturating_add(dep.jitter));
-        if d.imp.jitter > 0 {
-            in_order = in_order.max(d.last_arrival);
-            d.last_arrival = in_order;
-        }
-        let arrive = in_order + Duration::from_nanos(dep.reorder);
+        let (arrive, duplicate) = self.dirs[dir as usize].impaired_arrival(done);
         let (now, fate) = (self.now, PacketFate::Sent);
         note(&mut self.trace, &self.packets, now, dir, fate, pkt);
-        if dep.duplicate {
+        if duplicate {
             let fate = PacketFate::Duplicated;
             note(&mut self.trace, &self.packets, now, dir, fate, pkt);
             if let Some(copy) = self.packets.get(pkt).cloned() {
@@ -582,20 +573,7 @@ impl Net {
                         continue;
                     }
                     let now = self.now;
-                    let d = &mut self.dirs[dir];
-                    if let Some(rate) = change.rate {
-                        d.chan.set_rate(now, rate);
-                    }
-                    if let Some(delay) = change.delay {
-                        d.delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
-                    }
-                    if let Some(loss) = change.loss {
-                        d.imp.loss = loss;
-                    }
-                    if let Some(up) = change.up {
-                        d.imp.up = up;
-                    }
-                    d.refresh_plain();
+                    self.dirs[dir].apply_change(now, change);
                 }
                 if change.rate.is_some() || change.delay.is_some() {
                     self.count_handoff(2 * link);

@@ -118,6 +118,19 @@ roam reproduce rcp --png   # PNG copies of the plots, for documents that take bi
     /// Measure goodput over real UDP per engine and controller, like iperf3.
     #[command(long_about = crate::cmd::perf::LONG_ABOUT)]
     Perf(crate::cmd::perf::PerfArgs),
+    /// Emulate a scenario's links on real packets between network namespaces (root only).
+    #[command(long_about = crate::cmd::emu::LONG_ABOUT)]
+    Emu(crate::cmd::emu::EmuArgs),
+    /// Head-to-head downloads over emulated paths: kernel TCP, MPTCP, aria2 and roam (root only).
+    #[command(long_about = crate::cmd::testbed::LONG_ABOUT)]
+    Testbed(crate::cmd::testbed::TestbedArgs),
+    /// The test bed's UDP/TCP/HTTP probe (used inside its namespaces).
+    #[command(hide = true)]
+    EmuProbe {
+        /// The probe's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 /// Arguments of `roam reproduce`.

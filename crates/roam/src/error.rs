@@ -105,6 +105,9 @@ pub enum CliError {
     /// The network runtime failed (`serve`, `get`, `perf`).
     #[error("{0}")]
     Net(#[from] roam_net::NetError),
+    /// The link emulator failed (`emu`, `testbed`).
+    #[error("{0}")]
+    Emu(String),
 }
 
 impl CliError {

@@ -42,6 +42,17 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Get(args) => cmd::get::run(args),
         Command::Perf(args) => cmd::perf::run(args),
+        Command::Emu(args) => match cmd::emu::run(args) {
+            // The wrapped command's status.
+            Ok(code) => return ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(e) => Err(e),
+        },
+        Command::Testbed(args) => cmd::testbed::run(args),
+        Command::EmuProbe { args } => {
+            let mut all = vec!["roam emu-probe".to_string()];
+            all.extend(args.iter().cloned());
+            roam_emu::probe::main(&all).map_err(error::CliError::Emu)
+        }
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 //! transmitter), a propagation delay, and `impairment::Impairments` applied on arrival.
 
 pub(crate) mod channel;
+pub mod emulation;
 pub(crate) mod gilbert;
 pub(crate) mod impairment;
 pub mod meter;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use roam_proto::Time;
 
 use crate::rng::stream_rng;
-use crate::scenario::{Capacity, DirSpec};
+use crate::scenario::{Capacity, DirSpec, LinkChange};
 use channel::Channel;
 use gilbert::Gilbert;
 use impairment::Impairments;
@@ -22,10 +23,14 @@ use trace::TraceCursor;
 
 /// Counters of one link direction.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct DirStats {
+pub struct DirStats {
+    /// Datagrams put on the wire.
     pub packets_sent: u64,
+    /// Their bytes.
     pub bytes_sent: u64,
+    /// Datagrams the drop-tail queue refused.
     pub queue_drops: u64,
+    /// Datagrams lost on arrival (outage or random loss).
     pub impairment_drops: u64,
 }
 
@@ -150,6 +155,50 @@ impl LinkDir {
         self.stats.bytes_sent += u64::from(wire);
         self.departs_plain
             .then(|| Time::from_nanos(done.as_nanos().saturating_add(self.delay_ns)))
+    }
+
+    /// Applies a scenario `[[event]]`'s new values to this direction at `now` (the
+    /// simulator's and the emulator's one rule for rate, delay, loss and up/down changes).
+    pub(crate) fn apply_change(&mut self, now: Time, change: &LinkChange) {
+        if let Some(rate) = change.rate {
+            self.chan.set_rate(now, rate);
+        }
+        if let Some(delay) = change.delay {
+            self.delay_ns = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+        }
+        if let Some(loss) = change.loss {
+            self.imp.loss = loss;
+        }
+        if let Some(up) = change.up {
+            self.imp.up = up;
+        }
+        self.refresh_plain();
+    }
+
+    /// A blackout window opens (`on`) or closes; overlapping windows nest.
+    pub(crate) fn blackout(&mut self, on: bool) {
+        self.imp.blackout_depth = if on {
+            self.imp.blackout_depth.saturating_add(1)
+        } else {
+            self.imp.blackout_depth.saturating_sub(1)
+        };
+        self.refresh_plain();
+    }
+
+    /// When a datagram fully sent at `done` on a direction with jitter, reordering or
+    /// duplication arrives, and whether a copy arrives with it: the impairments' departure
+    /// draws. Jitter delays a packet but keeps it behind the one before it (a FIFO link); the
+    /// reorder impairment's hold-back is added on top and may let later packets pass.
+    pub(crate) fn impaired_arrival(&mut self, done: Time) -> (Time, bool) {
+        let dep = self.imp.on_depart();
+        let mut in_order =
+            done + std::time::Duration::from_nanos(self.delay_ns.saturating_add(dep.jitter));
+        if self.imp.jitter > 0 {
+            in_order = in_order.max(self.last_arrival);
+            self.last_arrival = in_order;
+        }
+        let arrive = in_order + std::time::Duration::from_nanos(dep.reorder);
+        (arrive, dep.duplicate)
     }
 
     /// The loss rate reported in link info: measured over the window, or the model's exact

@@ -1,12 +1,14 @@
 //! The subcommands, and the small pieces they share.
 
 pub mod bench;
+pub mod emu;
 pub mod get;
 pub mod perf;
 pub mod reproduce;
 pub mod serve;
 pub mod sim;
 pub mod sweep;
+pub mod testbed;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
