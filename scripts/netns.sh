@@ -4,7 +4,7 @@
 #   scripts/netns.sh up   PREFIX [RATE]   # build it (RATE: tbf rate towards the mobile, e.g. 50mbit)
 #   scripts/netns.sh down PREFIX          # remove it (idempotent; always safe to call)
 #   scripts/netns.sh loss PREFIX PCT      # random loss towards the mobile (iptables statistic)
-#   scripts/netns.sh shape PREFIX LINK RATE  # tbf RATE on one link: a, b (router -> mobile)
+#   scripts/netns.sh shape PREFIX LINK RATE [LIMIT]  # tbf RATE on one link: a, b (router -> mobile)
 #                                         # or s1, s2 (server -> router); replaces any before
 #
 # Namespaces (PREFIX is short, e.g. rn1234; interface names stay under 15 bytes):
@@ -75,7 +75,8 @@ loss() {
 }
 
 shape() {
-  local link="$1" rate="$2" ns dev
+  # LIMIT (bytes, e.g. 750kb): the queue tbf keeps, for a deep buffer; 200 ms of RATE without.
+  local link="$1" rate="$2" limit="${3:-}" ns dev queue
   case "$link" in
     a) ns="$r"; dev="${p}ra" ;;
     b) ns="$r"; dev="${p}rb" ;;
@@ -83,12 +84,14 @@ shape() {
     s2) ns="$s2"; dev="${p}2" ;;
     *) echo "LINK: a, b, s1 or s2" >&2; exit 2 ;;
   esac
-  ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 64kb latency 200ms
+  if [ -n "$limit" ]; then queue="limit $limit"; else queue="latency 200ms"; fi
+  # shellcheck disable=SC2086
+  ip netns exec "$ns" tc qdisc replace dev "$dev" root tbf rate "$rate" burst 64kb $queue
 }
 
 case "$cmd" in
   up) up "${3:-}" ;;
-  shape) shape "${3:?shape LINK RATE}" "${4:?shape LINK RATE}" ;;
+  shape) shape "${3:?shape LINK RATE [LIMIT]}" "${4:?shape LINK RATE [LIMIT]}" "${5:-}" ;;
   down) down ;;
   loss) loss "${3:?loss PCT}" ;;
   *) echo "unknown command $cmd" >&2; exit 2 ;;

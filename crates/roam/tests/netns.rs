@@ -95,12 +95,17 @@ impl Bed {
     /// A tbf rate on one link (`scripts/netns.sh shape`): a, b (router → mobile), s1, s2
     /// (server → router).
     fn shape(&self, link: &str, rate: &str) {
+        self.shape_with_queue(link, rate, "");
+    }
+
+    /// [`Bed::shape`] with a tbf queue of `limit` bytes (e.g. `750kb`: a deep buffer).
+    fn shape_with_queue(&self, link: &str, rate: &str, limit: &str) {
         let st = Command::new("bash")
             .arg(script())
-            .args(["shape", &self.prefix, link, rate])
+            .args(["shape", &self.prefix, link, rate, limit])
             .status()
             .unwrap();
-        assert!(st.success(), "netns.sh shape {link} {rate} failed");
+        assert!(st.success(), "netns.sh shape {link} {rate} {limit} failed");
     }
 
     fn ip(&self, args: &[&str]) {
@@ -369,5 +374,39 @@ fn two_mirrors_are_aggregated() {
     assert!(
         both > 1.2 * FAST_MBIT,
         "aggregate {both:.2} Mb/s is not above 1.2 × the faster mirror's {FAST_MBIT} Mb/s"
+    );
+}
+
+/// A slow interface behind a deep queue (0.2 Mb/s, a tbf queue of 750 kB: 30 s of the link)
+/// beside an 8 Mb/s one: R²CP over both must not fall below the fast interface alone
+/// (issue 27: a loss-based pipe would fill the queue with 30 s of data and every unit ranked
+/// onto it would block the buffer; head-of-line awareness keeps its queue short). The one
+/// timed comparison of this file: each way is run twice, alternating, and the better run of
+/// each counts, so a moment of load on a shared machine does not decide it.
+#[test]
+fn a_deep_queued_slow_interface_does_not_slow_the_transfer_down() {
+    let len = 6 << 20;
+    let Some((mut bed, data)) = bed_with_file(8, "", len) else {
+        return;
+    };
+    bed.shape("a", &format!("{FAST_MBIT}mbit"));
+    bed.shape_with_queue("b", "200kbit", "750kb");
+    bed.serve(1);
+    std::thread::sleep(Duration::from_millis(300));
+    let args = ["f", "--server", "10.77.3.2:7000", "--via", "10.77.1.2"];
+    let (mut alone, mut both) = (0.0f64, 0.0f64);
+    for round in 0..2 {
+        let out = bed.dir.path().join(format!("alone{round}"));
+        let res = finish(bed.get(&args, &out));
+        assert!(std::fs::read(&out).unwrap() == data, "content differs");
+        alone = alone.max(goodput(&res, "fast interface alone"));
+        let out = bed.dir.path().join(format!("both{round}"));
+        let res = finish(bed.get(&[&args[..], &["--via", "10.77.2.2"]].concat(), &out));
+        assert!(std::fs::read(&out).unwrap() == data, "content differs");
+        both = both.max(goodput(&res, "both interfaces"));
+    }
+    assert!(
+        both >= 0.95 * alone,
+        "R²CP over both {both:.2} Mb/s is below 0.95 × the fast interface alone {alone:.2} Mb/s"
     );
 }
