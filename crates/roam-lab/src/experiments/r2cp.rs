@@ -6,6 +6,7 @@
 //! `r2cp/`; the topology is `experiments/r2cp/two_paths.toml`.
 
 mod beyond;
+mod coupling;
 mod fluctuation;
 mod hard_paths;
 mod mismatch;
@@ -74,6 +75,7 @@ impl Experiment for R2cp {
         beyond::traces(ctx, &mut report)?;
         beyond::blackout(ctx, &mut report)?;
         hard_paths::run(ctx, &mut report)?;
+        coupling::run(ctx, &mut report)?;
         differences(&mut report);
         Ok(report)
     }

@@ -68,6 +68,52 @@ pub struct LossEvent {
     pub in_flight: u64,
 }
 
+/// The coupled increase of RFC 6356 (LIA) for one pipe of a multipath connection: in
+/// congestion avoidance the window grows by `min(alpha · acked · MSS / total_window,
+/// acked · MSS / cwnd)` instead of `acked · MSS / cwnd` (§3), so the connection as a whole
+/// takes about what one flow would at a bottleneck its pipes share (its second goal), while
+/// the pipes with the best paths take most (its third).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Coupling {
+    /// RFC 6356 §3's `alpha`: `total · max_i(cwnd_i / rtt_i²) / (Σ_i cwnd_i / rtt_i)²`.
+    pub alpha: f64,
+    /// The sum of the connection's pipe windows (bytes).
+    pub total_window: u64,
+}
+
+impl Coupling {
+    /// RFC 6356 §3's `alpha` and total over pipes given as (window bytes, smoothed RTT);
+    /// `None` without a pipe of positive window and RTT.
+    pub fn lia(pipes: impl IntoIterator<Item = (u64, Duration)>) -> Option<Coupling> {
+        let (mut total, mut best, mut sum) = (0u64, 0.0f64, 0.0f64);
+        for (cwnd, rtt) in pipes {
+            let rtt = rtt.as_secs_f64();
+            if cwnd == 0 || rtt <= 0.0 {
+                continue;
+            }
+            total = total.saturating_add(cwnd);
+            let w = cwnd as f64;
+            best = best.max(w / (rtt * rtt));
+            sum += w / rtt;
+        }
+        (total > 0 && sum > 0.0).then(|| Coupling {
+            alpha: total as f64 * best / (sum * sum),
+            total_window: total,
+        })
+    }
+
+    /// Bytes to acknowledge, in congestion avoidance, for one MSS of growth of a pipe whose
+    /// window is `cwnd`: `max(cwnd, total / alpha)` (the smaller of the two increases).
+    pub fn bytes_per_segment(&self, cwnd: u64) -> u64 {
+        let coupled = if self.alpha > 0.0 && self.alpha.is_finite() {
+            (self.total_window as f64 / self.alpha).min(u64::MAX as f64) as u64
+        } else {
+            u64::MAX
+        };
+        cwnd.max(coupled).max(1)
+    }
+}
+
 /// A pluggable congestion controller (one instance per pipe).
 pub trait CongestionController: fmt::Debug + Send {
     /// Short name (`newreno`, …).
@@ -103,6 +149,10 @@ pub trait CongestionController: fmt::Debug + Send {
     /// the last-link Initial Cwnd & SSThresh Tuning (last-link-heuristics.txt §3.2).
     /// Controllers that cannot honour it keep their state (the default).
     fn set_window(&mut self, _cwnd: u64, _ssthresh: Option<u64>) {}
+    /// Couples the window increase with the other pipes of a multipath connection (RFC 6356
+    /// LIA), or uncouples it (`None`). Controllers without a coupled form ignore it (the
+    /// default); NewReno implements it.
+    fn set_coupling(&mut self, _coupling: Option<Coupling>) {}
     /// The rate (bytes per second) at which a sender should space its segments, for
     /// rate-based controllers (BBR); `None` (the default) for ACK-clocked ones, which a sender
     /// does not pace.

@@ -2,7 +2,7 @@
 //! RFC 5681 §3.2 / RFC 6582, whose fast-recovery mechanics live in the engine's recovery code).
 
 use super::reno_window::RenoWindow;
-use super::{CongestionController, Delivered, LossCause, LossEvent};
+use super::{CongestionController, Coupling, Delivered, LossCause, LossEvent};
 use crate::Time;
 
 /// NewReno: slow start below `ssthresh`, one segment per window above it, halve on loss,
@@ -10,6 +10,8 @@ use crate::Time;
 #[derive(Debug, Clone)]
 pub struct NewReno {
     w: RenoWindow,
+    /// RFC 6356's coupled increase, when the pipe belongs to a coupled multipath connection.
+    coupling: Option<Coupling>,
 }
 
 impl NewReno {
@@ -17,6 +19,7 @@ impl NewReno {
     pub fn new(mss: u64, initial_window_segments: u32) -> Self {
         NewReno {
             w: RenoWindow::new(mss, initial_window_segments),
+            coupling: None,
         }
     }
 }
@@ -36,7 +39,10 @@ impl CongestionController for NewReno {
 
     fn on_delivered(&mut self, ev: &Delivered) {
         if !ev.in_recovery && ev.bytes > 0 {
-            self.w.grow(ev.bytes);
+            match self.coupling {
+                None => self.w.grow(ev.bytes),
+                Some(c) => self.w.grow_per(ev.bytes, c.bytes_per_segment(self.w.cwnd)),
+            }
         }
     }
 
@@ -54,6 +60,10 @@ impl CongestionController for NewReno {
             // A wireless (ELN-marked) loss is not a congestion signal: keep the window.
             LossCause::WirelessEln => {}
         }
+    }
+
+    fn set_coupling(&mut self, coupling: Option<Coupling>) {
+        self.coupling = coupling;
     }
 
     fn set_window(&mut self, cwnd: u64, ssthresh: Option<u64>) {
@@ -107,6 +117,36 @@ mod tests {
             }
             assert_eq!(format!("{cc:?}"), before);
         }
+    }
+
+    /// RFC 6356 §3 by hand: two pipes of 10 and 20 segments, RTTs 100 and 200 ms: alpha =
+    /// 30 000 · max(10 000/0.01, 20 000/0.04) / (100 000 + 100 000)² = 0.75, so the 10-segment
+    /// pipe grows one segment per max(10 000, 30 000 / 0.75) = 40 000 acknowledged bytes in
+    /// congestion avoidance, where an uncoupled pipe needs 10 000.
+    #[test]
+    fn coupled_increase_follows_rfc_6356() {
+        let c = Coupling::lia([
+            (10_000, std::time::Duration::from_millis(100)),
+            (20_000, std::time::Duration::from_millis(200)),
+        ])
+        .unwrap();
+        assert!((c.alpha - 0.75).abs() < 1e-12, "{}", c.alpha);
+        assert_eq!(c.total_window, 30_000);
+        assert_eq!(c.bytes_per_segment(10_000), 40_000);
+        let mut cc = NewReno::new(1000, 10);
+        cc.set_window(10_000, Some(10_000));
+        cc.set_coupling(Some(c));
+        for _ in 0..39 {
+            cc.on_delivered(&delivered(1000));
+        }
+        assert_eq!(cc.window(), 10_000);
+        cc.on_delivered(&delivered(1000));
+        assert_eq!(cc.window(), 11_000);
+        // One pipe alone: alpha = 1, the uncoupled increase.
+        let one = Coupling::lia([(10_000, std::time::Duration::from_millis(50))]).unwrap();
+        assert!((one.alpha - 1.0).abs() < 1e-12);
+        assert_eq!(one.bytes_per_segment(10_000), 10_000);
+        assert!(Coupling::lia([]).is_none());
     }
 
     #[test]

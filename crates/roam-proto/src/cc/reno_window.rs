@@ -38,6 +38,22 @@ impl RenoWindow {
         }
     }
 
+    /// [`RenoWindow::grow`] with the congestion-avoidance increase of one SMSS per
+    /// `per_segment` acknowledged bytes instead of per window (RFC 6356's coupled increase:
+    /// `per_segment` = `max(cwnd, total / alpha)`).
+    pub(crate) fn grow_per(&mut self, bytes: u64, per_segment: u64) {
+        if self.cwnd < self.ssthresh {
+            self.grow(bytes);
+        } else {
+            let per_segment = per_segment.max(self.cwnd).max(1);
+            self.ca_acked = self.ca_acked.saturating_add(bytes);
+            if self.ca_acked >= per_segment {
+                self.ca_acked -= per_segment;
+                self.cwnd = self.cwnd.saturating_add(self.mss);
+            }
+        }
+    }
+
     /// RFC 5681 eq. 4: `max(FlightSize / 2, 2·SMSS)`.
     pub(crate) fn halved(&self, in_flight: u64) -> u64 {
         (in_flight / 2).max(2 * self.mss)

@@ -27,7 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use crate::cc::{CongestionController, Delivered, LossCause, LossEvent};
+use crate::cc::{CongestionController, Coupling, Delivered, LossCause, LossEvent};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
 use crate::Time;
@@ -178,6 +178,12 @@ impl ReceiverPipe {
     /// True while a window reduction is being recovered from.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+
+    /// Couples the controller's increase with the other pipes of an R²CP connection (RFC 6356
+    /// LIA, `cc::Coupling`), or uncouples it.
+    pub fn set_coupling(&mut self, coupling: Option<Coupling>) {
+        self.cc.set_coupling(coupling);
     }
 
     /// True if the window has room for `len` more requested bytes (always for the first).

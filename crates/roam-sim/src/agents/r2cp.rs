@@ -68,6 +68,8 @@ pub struct R2cpReceiverParams {
     pub pipes: Vec<PipePlan>,
     /// Aggregation policy.
     pub policy: Option<TokenPolicy>,
+    /// Coupled increase across the pipes (RFC 6356 LIA).
+    pub coupled: bool,
     /// Bytes to fetch (`None`: unbounded).
     pub size: Option<u64>,
     /// Connection-id seed.
@@ -158,6 +160,7 @@ impl R2cpReceiverAgent {
             match R2cpReceiver::new(self.p.config.clone(), self.p.scheme, OBJECT_NAME, (0, end)) {
                 Ok(mut c) => {
                     c.set_policy(now, self.p.policy);
+                    c.set_coupled(self.p.coupled);
                     // No pipe yet, so no conn id: nothing can be in use.
                     self.conn = self.endpoint.insert(now, c, &[]).ok();
                 }

@@ -14,6 +14,7 @@
 //! apps_stripe = "16KB"       # APPS stripe size (default 16 segments)
 //! policy_rate = "720kbps"    # token-bucket target rate (§4.4.3; default: no policy)
 //! policy_depth = "4KB"       # bucket depth (default 4 segments)
+//! coupled = true             # RFC 6356 coupled increase across the pipes (default false)
 //! [[flow.r2cp.pipe]]
 //! iface = 0                  # receiver interface (index or link name)
 //! server = "server2"         # default: `from`
@@ -65,6 +66,8 @@ pub struct R2cpSetup {
     pub pipes: Vec<PipeSetup>,
     /// Aggregation policy.
     pub policy: Option<TokenPolicy>,
+    /// Coupled increase across the pipes (RFC 6356 LIA).
+    pub coupled: bool,
 }
 
 impl R2cpSetup {
@@ -104,6 +107,7 @@ pub(crate) fn parse(
             scheme: Scheme::Rank,
             pipes: vec![default_pipe(d)],
             policy: None,
+            coupled: false,
         });
     };
     let stripe = t.get_with("apps_stripe", units::size)?.unwrap_or(16 * mss);
@@ -121,6 +125,7 @@ pub(crate) fn parse(
             ))
         }
     };
+    let coupled = t.get::<bool>("coupled")?.unwrap_or(false);
     let rate = t.get_with("policy_rate", units::rate)?;
     let depth = t.get_with("policy_depth", units::size)?.unwrap_or(4 * mss);
     if depth < mss {
@@ -207,6 +212,7 @@ pub(crate) fn parse(
         scheme,
         pipes,
         policy,
+        coupled,
     })
 }
 
@@ -260,6 +266,7 @@ pub(crate) fn agents(setup: &R2cpSetup, e: &R2cpEnds) -> (Box<dyn Agent>, Vec<Bo
         local_port: e.receiver_port,
         pipes,
         policy: setup.policy,
+        coupled: setup.coupled,
         size: e.size,
         conn_seed: e.conn_seed,
     });

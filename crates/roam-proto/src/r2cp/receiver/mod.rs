@@ -101,6 +101,8 @@ pub struct R2cpReceiver {
     reassign: RangeSet,
     /// Requested ranges whose data has not arrived: what the buffer reserves (§3.3.4).
     reserved: Reservations,
+    /// Coupled increase across the pipes (RFC 6356 LIA; `docs/R2CP.md`, "Coupling").
+    coupled: bool,
     /// Ranges requested a second time while their first request is outstanding (`head.rs`),
     /// at or above RCV.NXT: never a third time.
     rescued: RangeSet,
@@ -150,6 +152,7 @@ impl R2cpReceiver {
             reassign: RangeSet::new(),
             reserved: Reservations::default(),
             rescued: RangeSet::new(),
+            coupled: false,
             slots: Vec::new(),
             policy: None,
             token_blocked: false,
@@ -204,6 +207,36 @@ impl R2cpReceiver {
     pub fn set_policy(&mut self, now: Time, policy: Option<TokenPolicy>) {
         self.policy = policy.map(|p| TokenBucket::new(p, now));
         self.token_blocked = false;
+    }
+
+    /// Couples (or uncouples) the window increase of the pipes (RFC 6356 LIA: at a bottleneck
+    /// the pipes share, the connection takes about one flow's share). Off by default
+    /// (`docs/R2CP.md`, "Coupling").
+    pub fn set_coupled(&mut self, on: bool) {
+        self.coupled = on;
+        if !on {
+            for s in &mut self.slots {
+                s.pipe.set_coupling(None);
+            }
+        }
+    }
+
+    /// Whether the pipes' increase is coupled.
+    pub fn is_coupled(&self) -> bool {
+        self.coupled
+    }
+
+    /// Refreshes every pipe's coupling from the windows and RTTs of the established pipes.
+    fn couple(&mut self) {
+        let lia = crate::cc::Coupling::lia(
+            self.slots
+                .iter()
+                .filter(|s| s.state == PipeState::Established && !s.draining)
+                .filter_map(|s| Some((s.pipe.cwnd(), s.pipe.rtt().srtt()?))),
+        );
+        for s in &mut self.slots {
+            s.pipe.set_coupling(lia);
+        }
     }
 
     /// Local link facts for one pipe's controller.
@@ -363,6 +396,9 @@ impl R2cpReceiver {
 
     fn on_payload(&mut self, now: Time, i: usize, d: &Data<'_>) {
         self.stats.data_received += 1;
+        if self.coupled {
+            self.couple();
+        }
         let rtt = echo_rtt(now, d.ts_ecr);
         let slot = &mut self.slots[i];
         // Back from global to local (§4.2).
