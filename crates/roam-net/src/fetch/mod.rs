@@ -24,7 +24,7 @@ mod tcp;
 pub(crate) use rcp::receive_generated;
 pub use tcp::fetch_tcp;
 
-use output::{part_path, FileSink};
+use output::Output;
 
 /// What to fetch, from where, how.
 #[derive(Debug, Clone)]
@@ -150,19 +150,29 @@ async fn run<T: Transfer>(
     mut engine: T,
     started: Instant,
 ) -> Result<FetchReport, NetError> {
+    // The output first: a bad -o (a directory, a symlink, a part file another download
+    // holds) fails before anything is fetched.
+    let mut output = Output::open(out)?;
     let meta_name = format!("{META_PREFIX}{}", plan.name);
     let mut meta_bytes = Vec::new();
-    engine.transfer(&meta_name, 1024, &mut meta_bytes).await?;
-    let meta = ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
-        name: plan.name.clone(),
-        reason,
-    })?;
+    let meta = match engine.transfer(&meta_name, 1024, &mut meta_bytes).await {
+        Ok(_) => ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
+            name: plan.name.clone(),
+            reason,
+        }),
+        Err(e) => Err(e),
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) => {
+            output.abandon();
+            return Err(e);
+        }
+    };
     engine.start_object();
 
-    let part = part_path(out);
-    let mut sink = FileSink::create(&part)?;
-    let result = engine.transfer(&plan.name, meta.len, &mut sink).await;
-    sink.finish(&plan.name, result, &meta, out)?;
+    let result = engine.transfer(&plan.name, meta.len, &mut output).await;
+    output.finish(&plan.name, result, &meta)?;
     let (switches, per_path) = engine.outcome();
     Ok(FetchReport {
         bytes: meta.len,

@@ -16,8 +16,12 @@ use crate::error::{CliError, Result};
 /// `roam get --help` text.
 pub const LONG_ABOUT: &str = "Download one file from `roam serve` servers.\n\n\
 The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME); the bytes go to \
-FILE.roam-part and are renamed to FILE only once length and digest match, so a failed download \
-never leaves a partial file under the final name. With one --via and one --server the download \
+FILE.roam-part (created exclusively, never through a symlink, locked: a second download to the \
+same FILE stops at once) and are renamed to FILE only once length and digest of the file as \
+stored match, so a failed download never leaves a partial file under the final name. FILE is \
+replaced only if it is a regular file; a character device or FIFO (/dev/null, a named pipe, \
+/dev/stdout) is written into as the bytes arrive; anything else (a directory, a symlink to a \
+file) is refused. With one --via and one --server the download \
 is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
 for the bytes not yet received. With more than one --via or --server it runs over R²CP: one pipe \
 per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
@@ -99,7 +103,8 @@ pub struct GetArgs {
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
-    /// Where to write the file.
+    /// Where to write the file: a new or regular file (replaced once verified), or a
+    /// character device or FIFO (written into).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
     /// Facts about a local link, handed to every connection opened on that address
