@@ -48,6 +48,14 @@ pub enum NetError {
         /// Why.
         reason: String,
     },
+    /// The object name cannot be asked for (refused before anything is sent).
+    #[error("{name:?}: {reason}")]
+    Name {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The object's metadata was malformed.
     #[error("bad metadata for {name}: {reason}")]
     Meta {

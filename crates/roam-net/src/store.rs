@@ -79,7 +79,36 @@ impl ObjectMeta {
     }
 }
 
-/// Why a name is not served.
+/// Longest object name a client may ask for: its metadata object's name
+/// (`.roam-meta/NAME`) must fit an RCP SYN's name field ([`roam_wire::MAX_OBJECT_NAME`]).
+pub const MAX_NAME: usize = roam_wire::MAX_OBJECT_NAME - META_PREFIX.len();
+
+/// Why `name` cannot be asked for, if it cannot: the rules a server applies (a relative
+/// path of normal components, UTF-8, no NUL or backslash, no reserved `.roam-` prefix) and
+/// the length that fits on the wire. A client checks before sending, so that no name is cut
+/// short and served as another.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!(
+            "the name is {} bytes long; at most {MAX_NAME} fit a request",
+            name.len()
+        ));
+    }
+    if name.starts_with(".roam-") {
+        return Err("names starting with .roam- are reserved".into());
+    }
+    if safe_relative(name.as_bytes()).is_none() {
+        return Err(
+            "not a relative path of plain components (no .., no leading . or /, no \\)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// The relative path `name` names, if it is one a server serves.
 fn safe_relative(name: &[u8]) -> Option<PathBuf> {
     let name = std::str::from_utf8(name).ok()?;
     if name.is_empty() || name.contains('\0') || name.contains('\\') {
@@ -309,6 +338,25 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    #[test]
+    fn clients_refuse_names_that_do_not_fit_or_would_be_refused() {
+        assert!(check_name("sub/a.bin").is_ok());
+        assert!(check_name(&"y".repeat(MAX_NAME)).is_ok());
+        let long = format!("long/{}/../../etc/passwd-NOT-A-FILE", "y".repeat(250));
+        for bad in [
+            "",
+            &"y".repeat(MAX_NAME + 1),
+            &long,
+            "../x",
+            "/etc/passwd",
+            "a\\b",
+            "a\0b",
+            ".roam-meta/x",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
         }
     }
 

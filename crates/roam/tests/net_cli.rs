@@ -134,7 +134,62 @@ fn get_over_tcp_of_a_missing_object_fails_with_one_line() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no such object"), "{err}");
+    assert!(
+        !err.contains(".roam-meta"),
+        "the metadata's name leaked: {err}"
+    );
     assert!(!out.exists());
+}
+
+#[test]
+fn names_that_do_not_fit_or_would_be_refused_are_refused_here_never_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    let ys = "y".repeat(250);
+    std::fs::create_dir_all(srv.join("long")).unwrap();
+    std::fs::write(srv.join("long").join(&ys), b"not this one").unwrap();
+    // Cut at the wire's 255 bytes, the metadata's name (`.roam-meta/` + 244 bytes) names this
+    // one: with the same bytes, a cut name would be "verified".
+    std::fs::write(srv.join("long").join(&ys[..239]), b"not this one").unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("out");
+    let long = format!("long/{ys}/../../etc/passwd-NOT-A-FILE");
+    for (name, why) in [
+        (long.as_str(), "at most 244"),
+        ("", "empty"),
+        ("../x", "relative path"),
+    ] {
+        for protocol in ["rcp", "tcp"] {
+            let o = Command::new(ROAM)
+                .args([
+                    "get",
+                    name,
+                    "--server",
+                    &served.addr,
+                    "--protocol",
+                    protocol,
+                ])
+                .arg("-o")
+                .arg(&out)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{protocol} {name:?} was fetched");
+            assert!(err.contains(why), "{protocol} {name:?}: {err}");
+            assert!(!out.exists());
+        }
+    }
+    // A server that cannot be one.
+    for server in ["127.0.0.1:0", "0.0.0.0:7000"] {
+        let o = Command::new(ROAM)
+            .args(["get", "x", "--server", server, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--server"), "{server}: {err}");
+    }
 }
 
 #[test]

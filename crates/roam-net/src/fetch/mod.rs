@@ -183,8 +183,13 @@ async fn run<T: Transfer>(
     })
 }
 
-/// Refuses a plan without a server or a local address.
+/// Refuses a plan without a server or a local address, or for a name no server would serve
+/// or that does not fit a request (never cut short: issue 28, item 7).
 fn check_plan(plan: &FetchPlan) -> Result<(), NetError> {
+    crate::store::check_name(&plan.name).map_err(|reason| NetError::Name {
+        name: plan.name.clone(),
+        reason,
+    })?;
     if plan.servers.is_empty() || plan.vias.is_empty() {
         return Err(NetError::Unreachable {
             name: plan.name.clone(),

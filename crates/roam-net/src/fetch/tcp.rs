@@ -211,8 +211,10 @@ async fn get_once<S: Sink>(
     };
     let mut buf = Vec::new();
     let mut last_progress = Clock::wall();
+    // Errors name the object the user asked for, also while its metadata is fetched.
+    let shown = plan.name.as_str();
     let unreachable = |reason: String| NetError::Unreachable {
-        name: name.to_string(),
+        name: shown.to_string(),
         reason: format!("{server}: {reason}"),
     };
     let outcome = loop {
@@ -222,7 +224,7 @@ async fn get_once<S: Sink>(
         let mut gone = true;
         if let Some(NetConn::Tcp(c)) = ep.connection_mut(h) {
             gone = false;
-            n = match reply.take(c, &mut buf, sink, name) {
+            n = match reply.take(c, &mut buf, sink, shown) {
                 Ok(n) => n,
                 Err(e) => break Err(e),
             };
@@ -235,7 +237,7 @@ async fn get_once<S: Sink>(
             } = ev
             {
                 if handle == h {
-                    n += match reply.take(&mut c, &mut buf, sink, name) {
+                    n += match reply.take(&mut c, &mut buf, sink, shown) {
                         Ok(n) => n,
                         Err(e) => return Err(e),
                     };
@@ -256,10 +258,10 @@ async fn get_once<S: Sink>(
             break Err(unreachable(format!("the connection ended: {ev:?}")));
         }
         if reply.eof || gone {
-            break Err(unreachable(format!(
-                "the stream ended after {} of {:?} bytes",
-                reply.got, reply.len
-            )));
+            break Err(unreachable(match reply.len {
+                Some(len) => format!("the stream ended after {} of {len} bytes", reply.got),
+                None => "the stream ended before the reply header".into(),
+            }));
         }
         if last_progress.elapsed() >= plan.stall {
             break Err(unreachable(format!(

@@ -141,6 +141,16 @@ pub fn run(args: &GetArgs) -> Result<()> {
         .cc
         .parse()
         .map_err(|e| CliError::Usage(format!("--cc: {e}")))?;
+    if let Some(bad) = args
+        .server
+        .iter()
+        .find(|s| s.port() == 0 || s.ip().is_unspecified() || s.ip().is_multicast())
+    {
+        return Err(CliError::Usage(format!(
+            "--server {bad}: expected a server's address and port (not port 0, not an \
+             unspecified or multicast address)"
+        )));
+    }
     if !(args.stall.is_finite() && args.stall > 0.0 && args.stall < 86_400.0) {
         return Err(CliError::Usage(
             "--stall: expected seconds between 0 and 86400".into(),
