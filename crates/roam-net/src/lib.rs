@@ -49,6 +49,7 @@ mod driver;
 pub mod engines;
 mod error;
 mod fetch;
+mod host_key;
 mod links;
 mod local_status;
 mod pattern;

@@ -106,7 +106,11 @@ pub struct Endpoint<A, L, P: Acceptor> {
     /// Connections that may have something to send, in round-robin order.
     ready: VecDeque<Handle>,
     events: VecDeque<EndpointEvent<P::Connection>>,
+    /// Accepted connections per peer *host* (the key [`Endpoint::set_host_of`] maps a peer
+    /// address to).
     pub(super) per_peer: HashMap<A, usize>,
+    /// Maps a peer address to its host's key, for [`EndpointConfig::max_per_peer`].
+    host_of: fn(&A) -> A,
     memory: usize,
     resets: ResetLimiter,
     stats: EndpointStats,
@@ -138,6 +142,7 @@ where
             ready: VecDeque::new(),
             events: VecDeque::new(),
             per_peer: HashMap::new(),
+            host_of: |a| *a,
             memory: 0,
             resets,
             stats: EndpointStats::default(),
@@ -155,6 +160,15 @@ where
     /// The counters.
     pub fn stats(&self) -> EndpointStats {
         self.stats
+    }
+
+    /// How peer addresses are grouped into hosts for [`EndpointConfig::max_per_peer`]: `f`
+    /// maps an address to its host's key (a UDP host maps `ip:port` to `ip:0`, an IPv6
+    /// address to its /64, so one machine cannot take the whole table by using many ports or
+    /// addresses of its prefix). By default every address is its own host. Call it before the
+    /// first connection is accepted.
+    pub fn set_host_of(&mut self, f: fn(&A) -> A) {
+        self.host_of = f;
     }
 
     /// The acceptor (to configure the protocol's accept side at run time).
@@ -344,8 +358,9 @@ where
                         remote,
                     })
                     .collect();
-                let h = self.store(now, conn, paths, Some(remote));
-                *self.per_peer.entry(remote).or_insert(0) += 1;
+                let host = (self.host_of)(&remote);
+                let h = self.store(now, conn, paths, Some(host));
+                *self.per_peer.entry(host).or_insert(0) += 1;
                 self.stats.accepted += 1;
                 self.events.push_back(EndpointEvent::Accepted(h));
                 Some(DatagramEvent::Accepted(h))
@@ -513,7 +528,8 @@ where
         if self.table.len() >= self.config.max_connections {
             return Some(Refusal::Overall);
         }
-        if self.per_peer.get(&remote).copied().unwrap_or(0) >= self.config.max_per_peer {
+        let host = (self.host_of)(&remote);
+        if self.per_peer.get(&host).copied().unwrap_or(0) >= self.config.max_per_peer {
             return Some(Refusal::PerPeer);
         }
         if self.memory.saturating_add(conn.memory_bound()) > self.config.max_memory {

@@ -267,6 +267,39 @@ fn accept(ep: &mut Ep, peer: u32, id: u64) -> Option<DatagramEvent<u8, u32>> {
 }
 
 #[test]
+fn the_per_host_cap_counts_every_address_of_one_host() {
+    // Addresses 100..199 are one host (as a UDP host's ports of one IP are).
+    let mut ep = open(EndpointConfig {
+        max_per_peer: 2,
+        ..EndpointConfig::default()
+    });
+    ep.set_host_of(|a| a / 100 * 100);
+    let first = accept(&mut ep, 100, 1);
+    assert!(matches!(
+        accept(&mut ep, 150, 2),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert!(
+        matches!(accept(&mut ep, 199, 3), Some(DatagramEvent::Respond { .. })),
+        "a third address of the same host is refused"
+    );
+    assert_eq!(ep.stats().refused_per_peer, 1);
+    assert!(matches!(
+        accept(&mut ep, 200, 4),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    let Some(DatagramEvent::Accepted(h)) = first else {
+        unreachable!()
+    };
+    ep.remove(h).unwrap();
+    assert!(matches!(
+        accept(&mut ep, 199, 5),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert_eq!(ep.per_peer.get(&100), Some(&2));
+}
+
+#[test]
 fn the_per_peer_cap_refuses_with_a_reset_and_frees_on_removal() {
     let mut ep = open(EndpointConfig {
         max_per_peer: 2,
