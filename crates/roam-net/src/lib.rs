@@ -44,7 +44,9 @@
 //! ```
 
 mod batch;
+mod beneath;
 mod clock;
+mod digests;
 mod driver;
 pub mod engines;
 mod error;
