@@ -26,6 +26,10 @@ pub use tcp::fetch_tcp;
 
 use output::Output;
 
+/// The default [`FetchPlan::give_up_after`]: 15 minutes, about when Linux TCP gives up on a
+/// silent peer (`tcp_retries2` = 15, ip-sysctl.rst), as the RCP engine's own `max_retries` does.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(15 * 60);
+
 /// What to fetch, from where, how.
 #[derive(Debug, Clone)]
 pub struct FetchPlan {
@@ -43,8 +47,14 @@ pub struct FetchPlan {
     /// A connection that delivers nothing for this long is abandoned for another local
     /// address or server (under R²CP: a pipe is broken and its pair tried again later).
     pub stall: Duration,
-    /// Attempts (connections opened) at most before giving up.
+    /// Attempts (connections opened) at most before giving up while no connection has ever
+    /// been established (a wrong address, a server that is down); under R²CP, pipe attempts
+    /// at most while no pipe is up.
     pub max_attempts: usize,
+    /// Once connected, the single-path RCP fetch gives up only after this long without a
+    /// byte: it rides out outages (a tunnel, a dead zone) as TCP does, opening a new
+    /// connection after each stall with a backoff of 0.25 s doubling to 8 s.
+    pub give_up_after: Duration,
     /// RCP configuration.
     pub rcp: RcpConfig,
     /// Facts about the local links, handed to each connection opened on them.
@@ -64,6 +74,7 @@ impl FetchPlan {
             cc: RcpCc::default(),
             scheme: Scheme::Rank,
             stall: Duration::from_secs(3),
+            give_up_after: GIVE_UP_AFTER,
             rcp: rcp_config(),
             links: LinkTable::new(),
             status: LocalStatus::new(),
@@ -87,6 +98,9 @@ pub struct Progress {
     pub switches: u32,
     /// Every (local address, server) pair used so far: bytes and recent rate.
     pub pipes: Vec<PipeProgress>,
+    /// Seconds since the last byte, while the fetch waits for the path to come back (nothing
+    /// for longer than the stall): for a "waiting" display.
+    pub waiting: Option<f64>,
 }
 
 /// What a finished fetch did.

@@ -475,6 +475,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             server: lead.1,
             switches: self.switches,
             pipes: self.meter.snapshot(),
+            waiting: None,
         });
     }
 }

@@ -55,6 +55,21 @@ pub async fn receive_generated(
     Ok((got, started.elapsed().as_secs_f64()))
 }
 
+/// First delay before a new connection after one was abandoned; doubled per consecutive
+/// failure up to [`RETRY_MAX`].
+const RETRY_BASE: Duration = Duration::from_millis(250);
+
+/// Longest delay between two connections.
+const RETRY_MAX: Duration = Duration::from_secs(8);
+
+/// The delay after `failures` consecutive abandoned connections (the first is immediate).
+fn retry_delay(failures: u32) -> Duration {
+    match failures {
+        0 | 1 => Duration::ZERO,
+        n => (RETRY_BASE * (1u32 << (n - 2).min(6))).min(RETRY_MAX),
+    }
+}
+
 /// The rotation over local addresses and servers.
 struct Route {
     via: usize,
@@ -93,6 +108,12 @@ pub(super) struct Session<'a, F> {
     started: Instant,
     /// Stop receiving at this instant (a timed `roam perf`).
     deadline: Option<Instant>,
+    /// When the last byte arrived (or the fetch started).
+    last_byte: Instant,
+    /// Some connection was established (the server is there; later silences are outages).
+    ever_connected: bool,
+    /// Connections abandoned since the last byte (the backoff's exponent).
+    failures: u32,
 }
 
 impl<'a, F: FnMut(&Progress)> Session<'a, F> {
@@ -119,6 +140,9 @@ impl<'a, F: FnMut(&Progress)> Session<'a, F> {
             progress,
             started,
             deadline: deadline.map(|d| started + d),
+            last_byte: started,
+            ever_connected: false,
+            failures: 0,
         })
     }
 }
@@ -179,6 +203,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     match ev {
                         RcpEvent::Connected { object_len } => {
                             connected = true;
+                            self.ever_connected = true;
                             last_progress = Clock::wall();
                             if let Some(len) = object_len {
                                 total = Some(len.min(limit));
@@ -196,6 +221,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     sink.put(&chunk)?;
                     got += n;
                     last_progress = Clock::wall();
+                    (self.last_byte, self.failures) = (last_progress, 0);
                     if let Some(p) = self.route.per_path.last_mut() {
                         p.2 += n;
                     }
@@ -207,6 +233,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                         server,
                         switches: self.route.switches,
                         pipes,
+                        waiting: None,
                     });
                 }
                 let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);
@@ -237,6 +264,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             };
             self.driver.endpoint().remove(h);
             self.switch(outcome)?;
+            self.back_off(got, total).await;
         }
     }
 
@@ -282,24 +310,73 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
         Ok((h, via_addr, server))
     }
 
+    /// Waits before the next connection: [`retry_delay`] of the failures since the last
+    /// byte, stepping the driver and telling the progress display that the fetch is waiting.
+    async fn back_off(&mut self, got: u64, total: Option<u64>) {
+        let until = Clock::wall() + retry_delay(self.failures);
+        loop {
+            let now = Clock::wall();
+            let idle = now.duration_since(self.last_byte);
+            if idle >= self.plan.stall {
+                let current = (
+                    self.plan.vias[self.route.via].addr,
+                    self.plan.servers[self.route.server],
+                );
+                let pipes = self.route.pipes(current, now);
+                (self.progress)(&Progress {
+                    bytes: got,
+                    total,
+                    via: current.0,
+                    server: current.1,
+                    switches: self.route.switches,
+                    pipes,
+                    waiting: Some(idle.as_secs_f64()),
+                });
+            }
+            if now >= until {
+                return;
+            }
+            self.driver
+                .step((until - now).min(Duration::from_millis(250)))
+                .await;
+        }
+    }
+
     /// Moves to another local address (if the local side failed and there is one) or the
-    /// next server, or gives up.
+    /// next server, or gives up: when every server refused the object, when no connection
+    /// was ever established after `max_attempts` tries, or when nothing arrived for
+    /// `give_up_after`.
     fn switch(&mut self, why: Abandon) -> Result<(), NetError> {
         self.route.switches += 1;
+        self.failures = self.failures.saturating_add(1);
         if self.route.refused.iter().all(|r| *r) {
             return Err(NetError::Unreachable {
                 name: self.plan.name.clone(),
                 reason: "every server refused it (no such object, or a reset)".into(),
             });
         }
-        if self.route.attempts >= self.plan.max_attempts {
+        let paths = format!(
+            "{} local address(es) and {} server(s)",
+            self.plan.vias.len(),
+            self.plan.servers.len()
+        );
+        if !self.ever_connected && self.route.attempts >= self.plan.max_attempts {
             return Err(NetError::Unreachable {
                 name: self.plan.name.clone(),
                 reason: format!(
-                    "no progress after {} attempts over {} local address(es) and {} server(s)",
-                    self.route.attempts,
-                    self.plan.vias.len(),
-                    self.plan.servers.len()
+                    "no answer after {} attempts over {paths}",
+                    self.route.attempts
+                ),
+            });
+        }
+        let idle = self.last_byte.elapsed();
+        if self.ever_connected && idle >= self.plan.give_up_after {
+            return Err(NetError::Unreachable {
+                name: self.plan.name.clone(),
+                reason: format!(
+                    "no data for {:.0} s over {paths} (gave up after {:.0} s)",
+                    idle.as_secs_f64(),
+                    self.plan.give_up_after.as_secs_f64()
                 ),
             });
         }
@@ -319,5 +396,19 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             _ => self.route.via = (self.route.via + 1) % vias,
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_first_switch_is_immediate_then_retries_back_off_to_eight_seconds() {
+        assert_eq!(retry_delay(1), Duration::ZERO);
+        assert_eq!(retry_delay(2), Duration::from_millis(250));
+        assert_eq!(retry_delay(3), Duration::from_millis(500));
+        assert_eq!(retry_delay(7), RETRY_MAX);
+        assert_eq!(retry_delay(u32::MAX), RETRY_MAX);
     }
 }

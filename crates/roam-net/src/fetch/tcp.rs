@@ -80,6 +80,7 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
                     server,
                     switches,
                     pipes: meter.snapshot(),
+                    waiting: None,
                 })
             };
             match get_once(&mut self.driver, plan, server, object, sink, &mut on_bytes).await {

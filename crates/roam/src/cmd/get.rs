@@ -23,7 +23,8 @@ replaced only if it is a regular file; a character device or FIFO (/dev/null, a 
 /dev/stdout) is written into as the bytes arrive; anything else (a directory, a symlink to a \
 file) is refused. With one --via and one --server the download \
 is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
-for the bytes not yet received. With more than one --via or --server it runs over R²CP: one pipe \
+for the bytes not yet received, again and again with a backoff (up to 8 s) through an outage \
+until --give-up-after seconds pass without a byte. With more than one --via or --server it runs over R²CP: one pipe \
 per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
 local address fails (a socket error, the interface going down) or that delivers nothing for \
 --stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
@@ -103,6 +104,12 @@ pub struct GetArgs {
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
+    /// Seconds without a byte after which a single-path download gives up (it rides out
+    /// outages until then, opening a new connection after each --stall with a backoff up to
+    /// 8 s; the progress line says it is waiting). Before any connection was ever established
+    /// it gives up after a few attempts instead (a wrong address or a server that is down).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900.0)]
+    pub give_up_after: f64,
     /// Where to write the file: a new or regular file (replaced once verified), or a
     /// character device or FIFO (written into).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -168,7 +175,16 @@ pub fn run(args: &GetArgs) -> Result<()> {
     } else {
         args.via.clone()
     };
+    if !(args.give_up_after.is_finite()
+        && args.give_up_after >= args.stall
+        && args.give_up_after < 1e7)
+    {
+        return Err(CliError::Usage(
+            "--give-up-after: expected seconds, at least --stall".into(),
+        ));
+    }
     let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias.clone());
+    plan.give_up_after = Duration::from_secs_f64(args.give_up_after);
     plan.cc = cc;
     plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
@@ -180,7 +196,13 @@ pub fn run(args: &GetArgs) -> Result<()> {
             bar.set_length(t);
         }
         bar.set_position(p.bytes);
-        bar.set_message(pipe_rates(&p.pipes));
+        match p.waiting {
+            Some(idle) => bar.set_message(format!(
+                "waiting for the path: no data for {idle:.0} s (gives up after {:.0} s)",
+                args.give_up_after
+            )),
+            None => bar.set_message(pipe_rates(&p.pipes)),
+        }
     };
     let multipath = args.protocol == Protocol::Rcp && (vias.len() > 1 || args.server.len() > 1);
     let report = rt.block_on(async {
