@@ -80,6 +80,14 @@ pub enum EndpointEvent<C> {
     },
 }
 
+/// How long a host's connection must have heard nothing before a new connection of the same
+/// host, over its share, may displace it ([`EndpointConfig::max_per_peer`]): a little more
+/// than the runtime's minimum RTO (200 ms), so a transfer in progress, whose receiver sends
+/// at least once per RTO, is not displaced while it runs, and far below a closed sender's
+/// linger (up to two maximum RTOs), so a host that fetches many objects in a row reuses the
+/// slots of its finished ones at once.
+pub(crate) const QUIET_BEFORE_EVICTION: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Why [`Endpoint::insert`] or [`Endpoint::add_path`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertError {
@@ -341,6 +349,7 @@ where
             }
             Unknown::Reset { len } => self.reset(now, local, remote, datagram.len(), len),
             Unknown::Accept(conn) => {
+                self.make_room(now, remote);
                 if let Some(why) = self.refusal(&conn, remote) {
                     self.stats.refuse(why);
                     out.clear();
@@ -520,6 +529,32 @@ where
                 self.timers.schedule(at, h);
                 self.compact_timers();
             }
+        }
+    }
+
+    /// A host at its share ([`EndpointConfig::max_per_peer`]) that opens another connection
+    /// gives up its own connection that has heard nothing for longest, if that one has been
+    /// silent for at least [`QUIET_BEFORE_EVICTION`]: typically a closed connection lingering
+    /// to answer a repeated FIN (an RCP sender's linger, like TCP's TIME-WAIT, which a new
+    /// SYN may also end: RFC 6191), or one the client abandoned. Without this a host that
+    /// fetches more than its share of objects a minute would be refused until they expire;
+    /// a host can only ever displace its own connections, never another host's.
+    fn make_room(&mut self, now: Time, remote: A) {
+        let host = (self.host_of)(&remote);
+        if self.per_peer.get(&host).copied().unwrap_or(0) < self.config.max_per_peer {
+            return;
+        }
+        let quietest = self
+            .table
+            .handles()
+            .filter_map(|h| self.table.get(h).map(|e| (h, e)))
+            .filter(|(_, e)| e.accepted_from == Some(host))
+            .filter(|(_, e)| now >= e.last_heard.saturating_add(QUIET_BEFORE_EVICTION))
+            .min_by_key(|(_, e)| e.last_heard)
+            .map(|(h, _)| h);
+        if let Some(h) = quietest {
+            self.stats.evicted += 1;
+            self.remove_with(h, RemoveReason::Expired);
         }
     }
 

@@ -87,6 +87,9 @@ pub struct EndpointStats {
     pub drained: u64,
     /// Connections removed because they were idle for [`EndpointConfig::idle_timeout`].
     pub expired: u64,
+    /// Silent connections a new connection of the same host displaced at the host's share
+    /// (removed with [`RemoveReason::Expired`](super::RemoveReason::Expired)).
+    pub evicted: u64,
     /// Datagrams a connection wrote for a path the host has not mapped (not sent).
     pub unroutable: u64,
 }
