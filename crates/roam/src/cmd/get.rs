@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use roam_net::{fetch, fetch_tcp, FetchPlan};
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::RcpCc;
@@ -29,7 +29,7 @@ per (via, server) pair, their bandwidths added, data assigned to pipes by --sche
 local address fails (a socket error, the interface going down) or that delivers nothing for \
 --stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
 pipes; its pair gets a new pipe after a backoff (0.25 s doubling to 8 s), so an interface that \
-comes back or a server that restarts is used again. The progress bar shows each pipe's rate. \
+comes back or a server that restarts is used again. The progress display shows one line per pipe with its rate. \
 Exits non-zero with a one-line message if it cannot complete. With --protocol tcp the object is streamed by the \
 TCP-like engine (verified the same way); a server that fails is left for the next --server, \
 which sends the object again from its first byte.\n\n\
@@ -189,21 +189,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
     plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
     plan.links = super::serve::link_table(args.links.as_deref(), &args.link)?;
-    let bar = progress_bar(args.quiet);
+    let mut display = Display::new(args.quiet);
     let rt = super::serve::runtime()?;
-    let show = |p: &roam_net::Progress| {
-        if let Some(t) = p.total {
-            bar.set_length(t);
-        }
-        bar.set_position(p.bytes);
-        match p.waiting {
-            Some(idle) => bar.set_message(format!(
-                "waiting for the path: no data for {idle:.0} s (gives up after {:.0} s)",
-                args.give_up_after
-            )),
-            None => bar.set_message(pipe_rates(&p.pipes)),
-        }
-    };
+    let show = |p: &roam_net::Progress| display.show(p, args.give_up_after);
     let multipath = args.protocol == Protocol::Rcp && (vias.len() > 1 || args.server.len() > 1);
     let report = rt.block_on(async {
         match args.protocol {
@@ -211,7 +199,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
             Protocol::Tcp => fetch_tcp(&plan, &args.output, show).await,
         }
     });
-    bar.finish_and_clear();
+    display.clear();
     let report = report?;
     let mbps = |bytes: u64| bytes as f64 * 8.0 / report.seconds.max(1e-9) / 1e6;
     match args.format {
@@ -266,42 +254,113 @@ fn protocol_name(args: &GetArgs, multipath: bool) -> &'static str {
     }
 }
 
-/// The progress bar's second line: each pipe (local address → server) and its rate; a pipe
-/// not open now is marked `(down)`.
-fn pipe_rates(pipes: &[roam_net::PipeProgress]) -> String {
-    pipes
-        .iter()
-        .map(|p| {
-            let down = if p.up { "" } else { " (down)" };
-            format!(
-                "{} → {} {:.1} Mb/s{down}",
-                p.via,
-                p.server,
-                p.rate_bps / 1e6
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
+/// One pipe's progress line: local address → server and its rate; a pipe not open now is
+/// marked `(down)`.
+fn pipe_line(p: &roam_net::PipeProgress) -> String {
+    let down = if p.up { "" } else { " (down)" };
+    format!(
+        "  {} → {} {:.1} Mb/s{down}",
+        p.via,
+        p.server,
+        p.rate_bps / 1e6
+    )
+}
+
+/// The progress display on a terminal: the bar (bytes, total, rate), then one line per pipe
+/// (indicatif's `MultiProgress`, so a line per (via, server) never wraps mid-address), or a
+/// line saying the fetch waits for the path.
+struct Display {
+    multi: MultiProgress,
+    bar: ProgressBar,
+    /// The status line under the bar (waiting), shown only while waiting.
+    status: Option<ProgressBar>,
+    pipes: Vec<((SocketAddr, SocketAddr), ProgressBar)>,
+}
+
+impl Display {
+    fn new(quiet: bool) -> Display {
+        use std::io::IsTerminal;
+        let target = if quiet || !std::io::stderr().is_terminal() {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let bar = multi.add(ProgressBar::new(0));
+        let style = ProgressStyle::with_template(
+            "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        Display {
+            multi,
+            bar,
+            status: None,
+            pipes: Vec::new(),
+        }
+    }
+
+    fn line(&self) -> ProgressBar {
+        let line = self.multi.add(ProgressBar::new(0));
+        line.set_style(
+            ProgressStyle::with_template("{wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        line
+    }
+
+    fn show(&mut self, p: &roam_net::Progress, give_up_after: f64) {
+        if let Some(t) = p.total {
+            self.bar.set_length(t);
+        }
+        self.bar.set_position(p.bytes);
+        for pipe in &p.pipes {
+            let key = (pipe.via, pipe.server);
+            let i = match self.pipes.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    let line = self.line();
+                    self.pipes.push((key, line));
+                    self.pipes.len() - 1
+                }
+            };
+            self.pipes[i].1.set_message(pipe_line(pipe));
+        }
+        match p.waiting {
+            Some(idle) => {
+                if self.status.is_none() {
+                    self.status = Some(self.line());
+                }
+                if let Some(s) = &self.status {
+                    s.set_message(format!(
+                        "  waiting for the path: no data for {idle:.0} s (gives up after \
+                         {give_up_after:.0} s)"
+                    ));
+                }
+            }
+            None => {
+                if let Some(s) = self.status.take() {
+                    s.finish_and_clear();
+                    self.multi.remove(&s);
+                }
+            }
+        }
+    }
+
+    fn clear(&self) {
+        for (_, line) in &self.pipes {
+            line.finish_and_clear();
+        }
+        if let Some(s) = &self.status {
+            s.finish_and_clear();
+        }
+        self.bar.finish_and_clear();
+        let _ = self.multi.clear();
+    }
 }
 
 fn blake3_hex(d: &[u8; 32]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn progress_bar(quiet: bool) -> ProgressBar {
-    use std::io::IsTerminal;
-    let target = if quiet || !std::io::stderr().is_terminal() {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let pb = ProgressBar::with_draw_target(None, target);
-    let style = ProgressStyle::with_template(
-        "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}\n  {wide_msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    pb.set_style(style);
-    pb
 }
 
 #[cfg(test)]
@@ -319,14 +378,14 @@ mod tests {
     }
 
     #[test]
-    fn each_pipe_shows_its_own_rate() {
-        let msg = pipe_rates(&[
-            pipe("10.0.0.1:1", 8e6, true),
-            pipe("10.0.0.2:1", 0.0, false),
-        ]);
+    fn each_pipe_has_its_own_line_that_fits_a_terminal() {
         assert_eq!(
-            msg,
-            "10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s | 10.0.0.2:1 → 10.0.0.9:7000 0.0 Mb/s (down)"
+            pipe_line(&pipe("10.0.0.1:1", 8e6, true)),
+            "  10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s"
         );
+        let v6 = pipe("[2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff]:65535", 0.0, false);
+        let line = pipe_line(&v6);
+        assert!(line.ends_with("0.0 Mb/s (down)"), "{line}");
+        assert!(line.chars().count() <= 120, "{line}");
     }
 }
