@@ -75,4 +75,4 @@ pub use perf::{perf_rcp, perf_tcp, Amount, PerfReport};
 pub use pipe_meter::PipeProgress;
 pub use serve::Server;
 pub use socket::LocalSpec;
-pub use store::{DirStore, ObjectMeta};
+pub use store::{parse_digest, DirStore, ObjectMeta};

@@ -110,6 +110,13 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Parses a BLAKE3 digest written as 64 hexadecimal digits (as `b3sum` prints it).
+pub fn parse_digest(hex: &str) -> Result<[u8; 32], String> {
+    blake3::Hash::from_hex(hex.trim())
+        .map(|h| *h.as_bytes())
+        .map_err(|_| format!("{hex:?} is not a BLAKE3 digest (64 hexadecimal digits)"))
+}
+
 /// The relative path `name` names, if it is one a server serves.
 fn safe_relative(name: &[u8]) -> Option<PathBuf> {
     let name = std::str::from_utf8(name).ok()?;

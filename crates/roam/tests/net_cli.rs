@@ -313,3 +313,40 @@ fn twenty_concurrent_clients_all_get_their_files() {
         );
     }
 }
+
+/// `--blake3 HEX` pins the digest: metadata that disagrees is refused before the object is
+/// fetched (issue 28: a lying mirror cannot substitute the metadata too).
+#[test]
+fn a_pinned_digest_refuses_metadata_that_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(300_000);
+    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("copy");
+    let good = blake3::hash(&bytes).to_hex().to_string();
+    let bad = blake3::hash(b"something else").to_hex().to_string();
+    for protocol in ["rcp", "tcp"] {
+        let get = |pin: &str| {
+            Command::new(ROAM)
+                .args(["get", "f", "--server", &served.addr, "--protocol", protocol])
+                .args(["--blake3", pin, "-o"])
+                .arg(&out)
+                .output()
+                .unwrap()
+        };
+        let o = get(&bad);
+        assert!(!o.status.success(), "{protocol}: a wrong pin was accepted");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not the expected"), "{protocol}: {err}");
+        assert!(!out.exists() && !dir.path().join("copy.roam-part").exists());
+        let o = get("abc");
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--blake3"));
+        let o = get(&good);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::read(&out).unwrap() == bytes);
+        std::fs::remove_file(&out).unwrap();
+    }
+}

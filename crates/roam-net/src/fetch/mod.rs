@@ -61,6 +61,10 @@ pub struct FetchPlan {
     pub links: LinkTable,
     /// Local addresses the host marked down (used by the R²CP fetch).
     pub status: LocalStatus,
+    /// The object's BLAKE3 digest as the user knows it (a published checksum): metadata that
+    /// says otherwise is refused before the object is fetched, so a lying server cannot
+    /// substitute both the metadata and the bytes.
+    pub expected_digest: Option<[u8; 32]>,
 }
 
 impl FetchPlan {
@@ -78,6 +82,7 @@ impl FetchPlan {
             rcp: rcp_config(),
             links: LinkTable::new(),
             status: LocalStatus::new(),
+            expected_digest: None,
         }
     }
 }
@@ -176,6 +181,17 @@ async fn run<T: Transfer>(
         }),
         Err(e) => Err(e),
     };
+    let meta = meta.and_then(|m| match plan.expected_digest {
+        Some(pin) if pin != m.digest => Err(NetError::Integrity {
+            name: plan.name.clone(),
+            reason: format!(
+                "the server's metadata gives BLAKE3 {}, not the expected {}",
+                blake3::Hash::from(m.digest).to_hex(),
+                blake3::Hash::from(pin).to_hex()
+            ),
+        }),
+        _ => Ok(m),
+    });
     let meta = match meta {
         Ok(m) => m,
         Err(e) => {

@@ -110,6 +110,11 @@ pub struct GetArgs {
     /// it gives up after a few attempts instead (a wrong address or a server that is down).
     #[arg(long, value_name = "SECONDS", default_value_t = 900.0)]
     pub give_up_after: f64,
+    /// The object's expected BLAKE3 digest (64 hex digits, as a published checksum or b3sum
+    /// gives it): a server whose metadata says otherwise is refused before the object is
+    /// fetched, so neither a lying mirror nor the path can substitute the file.
+    #[arg(long, value_name = "HEX")]
+    pub blake3: Option<String>,
     /// Where to write the file: a new or regular file (replaced once verified), or a
     /// character device or FIFO (written into).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -185,6 +190,12 @@ pub fn run(args: &GetArgs) -> Result<()> {
     }
     let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias.clone());
     plan.give_up_after = Duration::from_secs_f64(args.give_up_after);
+    if let Some(hex) = &args.blake3 {
+        plan.expected_digest = Some(
+            roam_net::parse_digest(hex)
+                .map_err(|why| CliError::Usage(format!("--blake3: {why}")))?,
+        );
+    }
     plan.cc = cc;
     plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
