@@ -65,6 +65,9 @@ pub struct FetchPlan {
     /// says otherwise is refused before the object is fetched, so a lying server cannot
     /// substitute both the metadata and the bytes.
     pub expected_digest: Option<[u8; 32]>,
+    /// Continue from a part file an earlier download left (`roam get --continue`): its bytes
+    /// are kept, the rest fetched, and the whole file verified as stored at the end.
+    pub resume: bool,
 }
 
 impl FetchPlan {
@@ -83,6 +86,7 @@ impl FetchPlan {
             links: LinkTable::new(),
             status: LocalStatus::new(),
             expected_digest: None,
+            resume: false,
         }
     }
 }
@@ -147,11 +151,14 @@ impl Sink for Vec<u8> {
 /// One engine's way of moving an object's bytes; the pipeline ([`run`]) uses it twice (the
 /// metadata, then the object).
 pub(crate) trait Transfer {
-    /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink`, switching
-    /// connections, pipes or servers as the engine does; returns the bytes received.
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
+    /// connections, pipes or servers as the engine does; returns the object's bytes now held
+    /// (`from` plus those received). An engine that cannot ask for a range restarts the sink
+    /// and fetches from the first byte.
     async fn transfer<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError>;
@@ -171,10 +178,10 @@ async fn run<T: Transfer>(
 ) -> Result<FetchReport, NetError> {
     // The output first: a bad -o (a directory, a symlink, a part file another download
     // holds) fails before anything is fetched.
-    let mut output = Output::open(out)?;
+    let mut output = Output::open(out, plan.resume)?;
     let meta_name = format!("{META_PREFIX}{}", plan.name);
     let mut meta_bytes = Vec::new();
-    let meta = match engine.transfer(&meta_name, 1024, &mut meta_bytes).await {
+    let meta = match engine.transfer(&meta_name, 0, 1024, &mut meta_bytes).await {
         Ok(_) => ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
             name: plan.name.clone(),
             reason,
@@ -199,9 +206,18 @@ async fn run<T: Transfer>(
             return Err(e);
         }
     };
+    let from = match output.resume_from(&meta) {
+        Ok(from) => from,
+        Err(e) => {
+            output.abandon();
+            return Err(e);
+        }
+    };
     engine.start_object();
 
-    let result = engine.transfer(&plan.name, meta.len, &mut output).await;
+    let result = engine
+        .transfer(&plan.name, from, meta.len, &mut output)
+        .await;
     output.finish(&plan.name, result, &meta)?;
     let (switches, per_path) = engine.outcome();
     Ok(FetchReport {

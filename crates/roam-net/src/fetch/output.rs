@@ -42,6 +42,8 @@ pub(crate) struct PartFile {
     file: File,
     part: PathBuf,
     out: PathBuf,
+    /// A part file left by an earlier download, kept to continue from (`--continue`).
+    resumed: bool,
 }
 
 /// A device or FIFO written in place.
@@ -96,7 +98,7 @@ fn streamable(md: &std::fs::Metadata) -> bool {
 impl Output {
     /// Decides where the bytes of a download to `out` go and prepares it (the part file is
     /// created and locked now, before anything is fetched).
-    pub(crate) fn open(out: &Path) -> Result<Output, NetError> {
+    pub(crate) fn open(out: &Path, resume: bool) -> Result<Output, NetError> {
         let ends_in_slash = out.as_os_str().as_encoded_bytes().ends_with(b"/");
         let Some(file_name) = out.file_name().filter(|_| !ends_in_slash) else {
             return Err(refused(out, "names a directory, not a file"));
@@ -124,7 +126,7 @@ impl Output {
         let mut name = file_name.to_os_string();
         name.push(".roam-part");
         let part = out.with_file_name(name);
-        PartFile::create(&part, out).map(Output::Part)
+        PartFile::create(&part, out, resume).map(Output::Part)
     }
 
     /// Ends a download of `name` whose transfer returned `result` (bytes received): verifies
@@ -144,6 +146,25 @@ impl Output {
 }
 
 impl Output {
+    /// Where the object's bytes continue from: the length of a part file kept by `--continue`
+    /// if it is not longer than the object (its bytes are checked with the rest at the end,
+    /// as stored), else 0 (a longer one is emptied).
+    pub(crate) fn resume_from(&mut self, meta: &ObjectMeta) -> Result<u64, NetError> {
+        let Output::Part(p) = self else {
+            return Ok(0);
+        };
+        if !p.resumed {
+            return Ok(0);
+        }
+        let len = p.file.metadata().map_err(|e| file_error(&p.part, e))?.len();
+        let from = if len <= meta.len { len } else { 0 };
+        p.file
+            .set_len(from)
+            .and_then(|()| p.file.seek(SeekFrom::Start(from)))
+            .map_err(|e| file_error(&p.part, e))?;
+        Ok(from)
+    }
+
     /// Gives the output up before anything was written to it (the metadata could not be
     /// fetched): the part file is removed.
     pub(crate) fn abandon(self) {
@@ -187,8 +208,8 @@ const CREATE_TRIES: usize = 3;
 
 impl PartFile {
     /// Creates `part` exclusively and locks it; a stale one (not locked, a regular file) is
-    /// removed first.
-    fn create(part: &Path, out: &Path) -> Result<PartFile, NetError> {
+    /// removed first, or with `resume` kept (if it is ours) to continue from.
+    fn create(part: &Path, out: &Path, resume: bool) -> Result<PartFile, NetError> {
         let busy = || {
             refused(
                 out,
@@ -212,6 +233,7 @@ impl PartFile {
                         file,
                         part: part.to_path_buf(),
                         out: out.to_path_buf(),
+                        resumed: false,
                     });
                 }
                 Err(e) if e == rustix::io::Errno::EXIST => {}
@@ -229,7 +251,8 @@ impl PartFile {
                     format!("is {}: not followed or replaced (remove it)", kind(&md)),
                 ));
             }
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let access = if resume { OFlags::RDWR } else { OFlags::RDONLY };
+            let flags = access | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
             let stale = match rustix::fs::open(part, flags, Mode::empty()) {
                 Ok(fd) => File::from(fd),
                 Err(e) if e == rustix::io::Errno::NOENT => continue,
@@ -243,7 +266,23 @@ impl PartFile {
                 a.dev() == b.dev() && a.ino() == b.ino()
             };
             let held = stale.metadata().map_err(|e| file_error(part, e))?;
-            if std::fs::symlink_metadata(part).is_ok_and(|now| same(&now, &held)) {
+            let still = std::fs::symlink_metadata(part).is_ok_and(|now| same(&now, &held));
+            if still && resume {
+                // Only our own: a file another user planted could be changed after the rename.
+                if held.uid() != rustix::process::geteuid().as_raw() {
+                    return Err(refused(
+                        part,
+                        "belongs to another user: not continued from (remove it)",
+                    ));
+                }
+                return Ok(PartFile {
+                    file: stale,
+                    part: part.to_path_buf(),
+                    out: out.to_path_buf(),
+                    resumed: true,
+                });
+            }
+            if still {
                 match std::fs::remove_file(part) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -403,7 +442,7 @@ mod tests {
     fn the_part_file_is_verified_as_stored() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x");
-        let mut o = Output::open(&out).unwrap();
+        let mut o = Output::open(&out, false).unwrap();
         o.put(b"hello world").unwrap();
         // Something else writes into the part file after the bytes were received.
         let part = dir.path().join("x.roam-part");
@@ -421,11 +460,11 @@ mod tests {
     fn a_second_open_of_one_output_is_refused_while_the_first_holds_it() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("x");
-        let first = Output::open(&out).unwrap();
-        let e = Output::open(&out).err().expect("refused");
+        let first = Output::open(&out, false).unwrap();
+        let e = Output::open(&out, false).err().expect("refused");
         assert!(e.to_string().contains("another download"), "{e}");
         first.abandon();
-        let mut again = Output::open(&out).unwrap();
+        let mut again = Output::open(&out, false).unwrap();
         again.put(b"ok").unwrap();
         again.finish("x", Ok(2), &meta_of(b"ok")).unwrap();
         assert_eq!(std::fs::read(&out).unwrap(), b"ok");
@@ -434,7 +473,7 @@ mod tests {
     #[test]
     fn names_that_are_not_files_are_refused() {
         for bad in ["/", "..", "some/dir/", "."] {
-            assert!(Output::open(Path::new(bad)).is_err(), "{bad}");
+            assert!(Output::open(Path::new(bad), false).is_err(), "{bad}");
         }
     }
 }

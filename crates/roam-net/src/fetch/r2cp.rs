@@ -91,10 +91,11 @@ impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
     async fn transfer<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
-        self.receive(object, limit, sink).await
+        self.receive(object, from, limit, sink).await
     }
 
     fn start_object(&mut self) {
@@ -182,6 +183,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     async fn receive<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
@@ -190,7 +192,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             Arc::new(self.plan.rcp.clone()),
             self.plan.scheme,
             object.as_bytes(),
-            (0, limit),
+            (from, limit),
         )
         .map_err(|e| NetError::Config(e.to_string()))?;
         let h = self
@@ -202,7 +204,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             p.live = None;
         }
         self.attempts = 0;
-        let mut got = 0u64;
+        let mut got = from;
         let mut total: Option<u64> = None;
         let mut chunk = Vec::new();
         let mut closed = Vec::new();

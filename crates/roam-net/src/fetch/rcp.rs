@@ -45,7 +45,7 @@ pub async fn receive_generated(
     let started = s.started;
     let name = format!("{}{bytes}", crate::store::PERF_PREFIX);
     let mut sink = CountSink { bytes: 0, wrong: 0 };
-    let got = s.receive(&name, bytes, &mut sink).await?;
+    let got = s.receive(&name, 0, bytes, &mut sink).await?;
     if sink.wrong > 0 {
         return Err(NetError::Integrity {
             name,
@@ -151,10 +151,11 @@ impl<F: FnMut(&Progress)> Transfer for Session<'_, F> {
     async fn transfer<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
-        self.receive(object, limit, sink).await
+        self.receive(object, from, limit, sink).await
     }
 
     fn start_object(&mut self) {
@@ -175,15 +176,16 @@ enum Abandon {
 }
 
 impl<F: FnMut(&Progress)> Session<'_, F> {
-    /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink`, switching
-    /// connections as needed; returns the bytes received.
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
+    /// connections as needed; returns `from` plus the bytes received.
     async fn receive<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
-        let mut got = 0u64;
+        let mut got = from;
         let mut total: Option<u64> = None;
         let mut chunk = Vec::new();
         loop {

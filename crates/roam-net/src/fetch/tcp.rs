@@ -58,10 +58,15 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
     async fn transfer<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         _limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
         let plan = self.plan;
+        if from > 0 {
+            // A TCP-like request cannot ask for a range: start again from the first byte.
+            sink.restart()?;
+        }
         let via = self.driver.local_addr(0).unwrap_or(plan.vias[0].addr);
         let mut last = None;
         for (i, &server) in plan.servers.iter().enumerate().skip(self.first) {

@@ -115,6 +115,13 @@ pub struct GetArgs {
     /// fetched, so neither a lying mirror nor the path can substitute the file.
     #[arg(long, value_name = "HEX")]
     pub blake3: Option<String>,
+    /// Continue from FILE.roam-part left by an earlier download of the same object that was
+    /// killed or gave up (only one of ours, never one another download holds): its bytes are
+    /// kept and only the rest is fetched (RCP and R²CP; the TCP-like engine starts again);
+    /// the whole file is verified as stored at the end, so a part file with wrong bytes (or
+    /// from another version of the object) fails the download instead of passing.
+    #[arg(long = "continue", short = 'c')]
+    pub resume: bool,
     /// Where to write the file: a new or regular file (replaced once verified), or a
     /// character device or FIFO (written into).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -190,6 +197,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
     }
     let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias.clone());
     plan.give_up_after = Duration::from_secs_f64(args.give_up_after);
+    plan.resume = args.resume;
     if let Some(hex) = &args.blake3 {
         plan.expected_digest = Some(
             roam_net::parse_digest(hex)
