@@ -113,8 +113,10 @@ impl<P: Acceptor> Driver<P> {
         config: EndpointConfig,
         acceptor: P,
     ) -> Result<Self, NetError> {
+        let mut endpoint = Endpoint::new(config, random_key()?, acceptor);
+        endpoint.set_host_of(crate::host_key::host_key);
         let mut d = Driver {
-            endpoint: Endpoint::new(config, random_key()?, acceptor),
+            endpoint,
             locals: Vec::new(),
             clock: Clock::new(),
             buf: Vec::with_capacity(socket::MAX_DATAGRAM),

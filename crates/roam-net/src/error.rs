@@ -39,6 +39,23 @@ pub enum NetError {
         /// Why.
         source: std::io::Error,
     },
+    /// The output (`-o`) cannot be used as asked: it is not a file name, or it is a node a
+    /// download must not replace, or another download holds it.
+    #[error("{path}: {reason}")]
+    Output {
+        /// The output or its part file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The object name cannot be asked for (refused before anything is sent).
+    #[error("{name:?}: {reason}")]
+    Name {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The object's metadata was malformed.
     #[error("bad metadata for {name}: {reason}")]
     Meta {

@@ -44,35 +44,35 @@
 //! ```
 
 mod batch;
+mod beneath;
 mod clock;
+mod digests;
 mod driver;
 pub mod engines;
 mod error;
 mod fetch;
+mod host_key;
 mod links;
 mod local_status;
 mod pattern;
 mod perf;
 mod pipe_meter;
-mod r2cp_fetch;
 mod serve;
 mod socket;
 pub mod store;
 pub mod stream;
 mod stream_task;
-mod tcp_fetch;
 pub mod tcp_request;
 
 pub use clock::Clock;
 pub use driver::{random_key, random_u64, Driver, DriverStats, NetEndpoint};
 pub use engines::{NetConn, ServerAcceptor};
 pub use error::NetError;
-pub use fetch::{fetch, FetchPlan, FetchReport, Progress};
+pub use fetch::{fetch, fetch_tcp, FetchPlan, FetchReport, Progress};
 pub use links::LinkTable;
 pub use local_status::LocalStatus;
 pub use perf::{perf_rcp, perf_tcp, Amount, PerfReport};
 pub use pipe_meter::PipeProgress;
 pub use serve::Server;
 pub use socket::LocalSpec;
-pub use store::{DirStore, ObjectMeta};
-pub use tcp_fetch::fetch_tcp;
+pub use store::{parse_digest, DirStore, ObjectMeta};

@@ -1,17 +1,19 @@
 //! Serving a directory: object names map to regular files under the root, never outside it
-//! (no `..`, no absolute names, no symlink that leads out), and every object `NAME` has a
+//! (no `..`, no absolute names, no symlink that leads out: every open is resolved beneath the
+//! root in one step, `beneath.rs`), and every object `NAME` has a
 //! synthesised companion `.roam-meta/NAME` holding its length and BLAKE3 digest, so a client
 //! can verify what several mirrors send (format: `docs/RUNTIME.md`).
 
-use std::collections::HashMap;
 use std::fs::File;
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::sync::Arc;
 
 use roam_proto::rcp::ObjectStore;
 
+use crate::beneath::{open_beneath, open_root};
+use crate::digests::{Digests, Version};
 use crate::NetError;
 
 /// The reserved prefix of metadata objects.
@@ -79,7 +81,43 @@ impl ObjectMeta {
     }
 }
 
-/// Why a name is not served.
+/// Longest object name a client may ask for: its metadata object's name
+/// (`.roam-meta/NAME`) must fit an RCP SYN's name field ([`roam_wire::MAX_OBJECT_NAME`]).
+pub const MAX_NAME: usize = roam_wire::MAX_OBJECT_NAME - META_PREFIX.len();
+
+/// Why `name` cannot be asked for, if it cannot: the rules a server applies (a relative
+/// path of normal components, UTF-8, no NUL or backslash, no reserved `.roam-` prefix) and
+/// the length that fits on the wire. A client checks before sending, so that no name is cut
+/// short and served as another.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if name.len() > MAX_NAME {
+        return Err(format!(
+            "the name is {} bytes long; at most {MAX_NAME} fit a request",
+            name.len()
+        ));
+    }
+    if name.starts_with(".roam-") {
+        return Err("names starting with .roam- are reserved".into());
+    }
+    if safe_relative(name.as_bytes()).is_none() {
+        return Err(
+            "not a relative path of plain components (no .., no leading . or /, no \\)".into(),
+        );
+    }
+    Ok(())
+}
+
+/// Parses a BLAKE3 digest written as 64 hexadecimal digits (as `b3sum` prints it).
+pub fn parse_digest(hex: &str) -> Result<[u8; 32], String> {
+    blake3::Hash::from_hex(hex.trim())
+        .map(|h| *h.as_bytes())
+        .map_err(|_| format!("{hex:?} is not a BLAKE3 digest (64 hexadecimal digits)"))
+}
+
+/// The relative path `name` names, if it is one a server serves.
 fn safe_relative(name: &[u8]) -> Option<PathBuf> {
     let name = std::str::from_utf8(name).ok()?;
     if name.is_empty() || name.contains('\0') || name.contains('\\') {
@@ -97,23 +135,53 @@ fn safe_relative(name: &[u8]) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
-#[derive(Debug)]
-struct Cached {
+/// A served file opened beneath the root ([`DirStore::open`]), with the version its reads
+/// and digest belong to.
+#[derive(Debug, Clone)]
+pub struct Opened {
     file: Arc<File>,
-    len: u64,
-    modified: Option<SystemTime>,
-    meta: Option<ObjectMeta>,
+    version: Version,
 }
 
-/// A directory served as objects. Reads are positioned reads on cached open files.
+impl Opened {
+    /// Its length in bytes (when opened).
+    pub fn len(&self) -> u64 {
+        self.version.len
+    }
+
+    /// True if it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.version.len == 0
+    }
+
+    /// Appends bytes `offset .. offset + len` to `out` (zeros where the file has shrunk since:
+    /// the client's digest check catches it).
+    pub fn read_into(&self, offset: u64, len: usize, out: &mut Vec<u8>) {
+        let start = out.len();
+        out.resize(start + len, 0);
+        let mut done = 0;
+        while done < len {
+            match self
+                .file
+                .read_at(&mut out[start + done..], offset + done as u64)
+            {
+                Ok(0) | Err(_) => break,
+                Ok(n) => done += n,
+            }
+        }
+        out[start + done..].fill(0);
+    }
+}
+
+/// A directory served as objects. Every file is opened beneath the root in one step
+/// (`beneath.rs`: `openat2(RESOLVE_BENEATH)`); digests are cached per file version
+/// (`digests.rs`).
 #[derive(Debug)]
 pub struct DirStore {
     root: PathBuf,
-    cache: Mutex<HashMap<PathBuf, Cached>>,
+    dir: OwnedFd,
+    digests: Digests,
 }
-
-/// Files kept open at most (the cache is cleared when it grows past this).
-const OPEN_FILES: usize = 256;
 
 impl DirStore {
     /// Serves the files under `root`.
@@ -122,79 +190,46 @@ impl DirStore {
             path: root.display().to_string(),
             reason,
         };
-        let root = root.canonicalize().map_err(|e| err(e.to_string()))?;
-        if !root.is_dir() {
+        let canonical = root.canonicalize().map_err(|e| err(e.to_string()))?;
+        if !canonical.is_dir() {
             return Err(err("not a directory".into()));
         }
+        let dir = open_root(&canonical).map_err(|e| err(e.to_string()))?;
         Ok(DirStore {
-            root,
-            cache: Mutex::new(HashMap::new()),
+            root: canonical,
+            dir,
+            digests: Digests::default(),
         })
     }
 
-    /// The file `name` names, if it is a regular file inside the root.
-    pub fn resolve(&self, name: &[u8]) -> Option<PathBuf> {
+    /// The served directory (canonical).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Opens the file `name` names, if it is a regular file beneath the root, resolved in one
+    /// step (no check-then-open gap).
+    pub fn open(&self, name: &[u8]) -> Option<Opened> {
         let rel = safe_relative(name)?;
-        let full = self.root.join(rel).canonicalize().ok()?;
-        (full.starts_with(&self.root) && full.is_file()).then_some(full)
+        let file = open_beneath(&self.dir, &rel)?;
+        let version = Version::of(&file)?;
+        Some(Opened {
+            file: Arc::new(file),
+            version,
+        })
     }
 
-    /// Runs `f` on the cached entry of `path`, opening it if needed (reopened when the file
-    /// changed length or modification time).
-    fn with_entry<T>(&self, path: &Path, f: impl FnOnce(&mut Cached) -> T) -> Option<T> {
-        let md = std::fs::metadata(path).ok()?;
-        let modified = md.modified().ok();
-        let mut cache = self.cache.lock().ok()?;
-        let stale = cache
-            .get(path)
-            .is_none_or(|c| c.len != md.len() || c.modified != modified);
-        if stale {
-            if cache.len() >= OPEN_FILES {
-                cache.clear();
-            }
-            let file = File::open(path).ok()?;
-            cache.insert(
-                path.to_path_buf(),
-                Cached {
-                    file: Arc::new(file),
-                    len: md.len(),
-                    modified,
-                    meta: None,
-                },
-            );
-        }
-        cache.get_mut(path).map(f)
-    }
-
-    /// Length and digest of the object `name` (computed once per file version).
+    /// Length and digest of the object `name`: computed once per file version and shared
+    /// (a caller may wait for another's computation). Call it off the driver's task.
     pub fn meta(&self, name: &[u8]) -> Option<ObjectMeta> {
-        let path = self.resolve(name)?;
-        let (file, len, known) = self.with_entry(&path, |c| (c.file.clone(), c.len, c.meta))?;
-        if let Some(m) = known {
-            return Some(m);
-        }
-        let mut hasher = blake3::Hasher::new();
-        let mut buf = vec![0u8; 1 << 20];
-        let mut off = 0u64;
-        while off < len {
-            let want = usize::try_from((len - off).min(buf.len() as u64)).ok()?;
-            let n = file.read_at(&mut buf[..want], off).ok()?;
-            if n == 0 {
-                return None;
-            }
-            hasher.update(&buf[..n]);
-            off += n as u64;
-        }
-        let m = ObjectMeta {
-            len,
-            digest: *hasher.finalize().as_bytes(),
-        };
-        self.with_entry(&path, |c| c.meta = Some(m));
-        Some(m)
+        let o = self.open(name)?;
+        let digest = self.digests.get(&o.file, &o.version)?;
+        Some(ObjectMeta {
+            len: o.len(),
+            digest,
+        })
     }
-}
 
-impl DirStore {
     /// Appends bytes `offset .. offset + len` of `name` (file, metadata or generated object)
     /// to `out`, reading the disk and hashing as needed: call it off the driver's task. A file
     /// that shrank meanwhile is padded with zeros (the client's digest check catches it).
@@ -206,26 +241,20 @@ impl DirStore {
             if let Some(m) = self.meta(obj) {
                 copy_range(&m.encode(), offset, len, out);
             }
-        } else if let Some(path) = self.resolve(name) {
-            if let Some(file) = self.with_entry(&path, |c| c.file.clone()) {
-                out.resize(start + len, 0);
-                let mut done = 0;
-                while done < len {
-                    match file.read_at(&mut out[start + done..], offset + done as u64) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => done += n,
-                    }
-                }
-                out.truncate(start + done);
-            }
+        } else if let Some(o) = self.open(name) {
+            o.read_into(offset, len, out);
         }
         out.resize(start + len, 0);
     }
 
-    /// The digest of `name` if it is already known (no disk access beyond a `stat`).
+    /// The digest of `name` if it is already known (an open and an `fstat`, no read).
     fn cached_meta(&self, name: &[u8]) -> Option<ObjectMeta> {
-        let path = self.resolve(name)?;
-        self.with_entry(&path, |c| c.meta).flatten()
+        let o = self.open(name)?;
+        let digest = self.digests.known(&o.version)?;
+        Some(ObjectMeta {
+            len: o.len(),
+            digest,
+        })
     }
 }
 
@@ -237,7 +266,7 @@ fn copy_range(bytes: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(&bytes[from..to]);
 }
 
-/// The engines ask without blocking: lengths come from a `stat` (the metadata object's length
+/// The engines ask without blocking: lengths come from an open and an `fstat` (the metadata object's length
 /// does not depend on the digest), generated objects and known metadata are answered at once,
 /// and file bytes (and digests not yet computed) are read by the host ([`DirStore::read_blocking`]
 /// on a blocking thread, supplied to the sender when done: see `Server`).
@@ -247,16 +276,13 @@ impl ObjectStore for DirStore {
             return perf_len(name);
         }
         if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            let path = self.resolve(obj)?;
-            let len = self.with_entry(&path, |c| c.len)?;
             let m = ObjectMeta {
-                len,
+                len: self.open(obj)?.len(),
                 digest: [0; 32],
             };
             return Some(m.encode().len() as u64);
         }
-        let path = self.resolve(name)?;
-        self.with_entry(&path, |c| c.len)
+        Some(self.open(name)?.len())
     }
 
     fn read_now(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) -> bool {
@@ -288,12 +314,18 @@ mod tests {
         std::fs::write(root.join("sub/a.bin"), b"hello").unwrap();
         std::fs::write(dir.path().join("secret"), b"no").unwrap();
         std::os::unix::fs::symlink(dir.path().join("secret"), root.join("link")).unwrap();
-        std::os::unix::fs::symlink(root.join("sub/a.bin"), root.join("inside")).unwrap();
+        std::os::unix::fs::symlink("sub/a.bin", root.join("inside")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub/a.bin"), root.join("absolute")).unwrap();
+        std::os::unix::fs::symlink("../sub/a.bin", root.join("sub/up")).unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("sub/out")).unwrap();
         let s = DirStore::new(&root).unwrap();
         assert_eq!(s.object_len(b"sub/a.bin"), Some(5));
         assert_eq!(s.object_len(b"inside"), Some(5), "a symlink inside is fine");
+        assert_eq!(s.object_len(b"sub/up"), Some(5), "up and back in is fine");
         for bad in [
-            &b"../secret"[..],
+            &b"absolute"[..],
+            b"sub/out",
+            b"../secret",
             b"sub/../../secret",
             b"/etc/passwd",
             b"link",
@@ -309,6 +341,25 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(bad)
             );
+        }
+    }
+
+    #[test]
+    fn clients_refuse_names_that_do_not_fit_or_would_be_refused() {
+        assert!(check_name("sub/a.bin").is_ok());
+        assert!(check_name(&"y".repeat(MAX_NAME)).is_ok());
+        let long = format!("long/{}/../../etc/passwd-NOT-A-FILE", "y".repeat(250));
+        for bad in [
+            "",
+            &"y".repeat(MAX_NAME + 1),
+            &long,
+            "../x",
+            "/etc/passwd",
+            "a\\b",
+            "a\0b",
+            ".roam-meta/x",
+        ] {
+            assert!(check_name(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use roam_proto::source::ByteSource;
 
+use crate::store::Opened;
 use crate::DirStore;
 
 /// The four bytes every request and reply starts with.
@@ -114,15 +115,24 @@ pub struct ReplySource {
     header: [u8; REPLY_HEADER],
     store: Arc<DirStore>,
     name: Vec<u8>,
+    /// The file a file object's reply is read from: opened once, beneath the root, so the
+    /// whole reply comes from one file version.
+    file: Option<Opened>,
 }
 
 impl ReplySource {
-    /// The reply for `name` of `len` bytes from `store`.
+    /// The reply for `name` of `len` bytes from `store` (a served file is opened now).
     pub fn new(store: Arc<DirStore>, name: Vec<u8>, len: u64) -> ReplySource {
+        let file = if name.starts_with(b".roam-") {
+            None
+        } else {
+            store.open(&name)
+        };
         ReplySource {
             header: encode_reply(Some(len)),
             store,
             name,
+            file,
         }
     }
 
@@ -145,7 +155,10 @@ impl ByteSource for ReplySource {
             offset = h;
         }
         if len > 0 {
-            self.store.read_blocking(&self.name, offset - h, len, out);
+            match &self.file {
+                Some(f) => f.read_into(offset - h, len, out),
+                None => self.store.read_blocking(&self.name, offset - h, len, out),
+            }
         }
     }
 }

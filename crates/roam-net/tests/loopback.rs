@@ -40,7 +40,7 @@ async fn a_missing_object_fails_cleanly_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let (addr, task) = serve(dir.path());
     let out = dir.path().join("none");
-    let mut plan = FetchPlan::new("../etc/passwd", vec![addr], vec![loopback()]);
+    let mut plan = FetchPlan::new("absent/passwd", vec![addr], vec![loopback()]);
     plan.stall = Duration::from_millis(500);
     plan.max_attempts = 2;
     let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
@@ -343,7 +343,7 @@ async fn a_tcp_get_of_a_missing_object_fails_at_once_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let (addr, task) = serve(dir.path());
     let out = dir.path().join("none");
-    let plan = FetchPlan::new("../etc/passwd", vec![addr], vec![loopback()]);
+    let plan = FetchPlan::new("absent/passwd", vec![addr], vec![loopback()]);
     let e = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| {}))
         .await
         .expect("bounded")

@@ -134,7 +134,62 @@ fn get_over_tcp_of_a_missing_object_fails_with_one_line() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("no such object"), "{err}");
+    assert!(
+        !err.contains(".roam-meta"),
+        "the metadata's name leaked: {err}"
+    );
     assert!(!out.exists());
+}
+
+#[test]
+fn names_that_do_not_fit_or_would_be_refused_are_refused_here_never_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    let ys = "y".repeat(250);
+    std::fs::create_dir_all(srv.join("long")).unwrap();
+    std::fs::write(srv.join("long").join(&ys), b"not this one").unwrap();
+    // Cut at the wire's 255 bytes, the metadata's name (`.roam-meta/` + 244 bytes) names this
+    // one: with the same bytes, a cut name would be "verified".
+    std::fs::write(srv.join("long").join(&ys[..239]), b"not this one").unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("out");
+    let long = format!("long/{ys}/../../etc/passwd-NOT-A-FILE");
+    for (name, why) in [
+        (long.as_str(), "at most 244"),
+        ("", "empty"),
+        ("../x", "relative path"),
+    ] {
+        for protocol in ["rcp", "tcp"] {
+            let o = Command::new(ROAM)
+                .args([
+                    "get",
+                    name,
+                    "--server",
+                    &served.addr,
+                    "--protocol",
+                    protocol,
+                ])
+                .arg("-o")
+                .arg(&out)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{protocol} {name:?} was fetched");
+            assert!(err.contains(why), "{protocol} {name:?}: {err}");
+            assert!(!out.exists());
+        }
+    }
+    // A server that cannot be one.
+    for server in ["127.0.0.1:0", "0.0.0.0:7000"] {
+        let o = Command::new(ROAM)
+            .args(["get", "x", "--server", server, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--server"), "{server}: {err}");
+    }
 }
 
 #[test]
@@ -206,5 +261,92 @@ fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
                 && (err.contains("line 2: bw=fast") || err.contains("cannot read")),
             "{err}"
         );
+    }
+}
+
+/// Twenty clients at once, each fetching four times in a row, over each engine (issue 28,
+/// item 8: before, 6 of 80 TCP-like gets failed with "nothing arrived for 3.0 s").
+#[test]
+fn twenty_concurrent_clients_all_get_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(1 << 20);
+    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let served = serve(&srv);
+    for protocol in ["tcp", "rcp"] {
+        let clients: Vec<_> = (0..20)
+            .map(|c| {
+                let (addr, out) = (
+                    served.addr.clone(),
+                    dir.path().join(format!("{protocol}{c}")),
+                );
+                std::thread::spawn(move || {
+                    let mut failures = Vec::new();
+                    for _ in 0..4 {
+                        let o = Command::new(ROAM)
+                            .args(["get", "f", "--server", &addr, "--protocol", protocol])
+                            .args(["-q", "-o"])
+                            .arg(&out)
+                            .output()
+                            .unwrap();
+                        if !o.status.success() {
+                            failures.push(String::from_utf8_lossy(&o.stderr).into_owned());
+                        }
+                    }
+                    (out, failures)
+                })
+            })
+            .collect();
+        let mut failed = Vec::new();
+        for c in clients {
+            let (out, failures) = c.join().unwrap();
+            failed.extend(failures);
+            if std::fs::read(&out).ok().as_deref() != Some(&bytes[..]) {
+                failed.push(format!("{}: content differs", out.display()));
+            }
+        }
+        assert!(
+            failed.is_empty(),
+            "{protocol}: {} failed: {failed:?}",
+            failed.len()
+        );
+    }
+}
+
+/// `--blake3 HEX` pins the digest: metadata that disagrees is refused before the object is
+/// fetched (issue 28: a lying mirror cannot substitute the metadata too).
+#[test]
+fn a_pinned_digest_refuses_metadata_that_disagrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    let bytes = data(300_000);
+    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let served = serve(&srv);
+    let out = dir.path().join("copy");
+    let good = blake3::hash(&bytes).to_hex().to_string();
+    let bad = blake3::hash(b"something else").to_hex().to_string();
+    for protocol in ["rcp", "tcp"] {
+        let get = |pin: &str| {
+            Command::new(ROAM)
+                .args(["get", "f", "--server", &served.addr, "--protocol", protocol])
+                .args(["--blake3", pin, "-o"])
+                .arg(&out)
+                .output()
+                .unwrap()
+        };
+        let o = get(&bad);
+        assert!(!o.status.success(), "{protocol}: a wrong pin was accepted");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("not the expected"), "{protocol}: {err}");
+        assert!(!out.exists() && !dir.path().join("copy.roam-part").exists());
+        let o = get("abc");
+        assert!(!o.status.success());
+        assert!(String::from_utf8_lossy(&o.stderr).contains("--blake3"));
+        let o = get(&good);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::read(&out).unwrap() == bytes);
+        std::fs::remove_file(&out).unwrap();
     }
 }

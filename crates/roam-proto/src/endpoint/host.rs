@@ -80,6 +80,14 @@ pub enum EndpointEvent<C> {
     },
 }
 
+/// How long a host's connection must have heard nothing before a new connection of the same
+/// host, over its share, may displace it ([`EndpointConfig::max_per_peer`]): a little more
+/// than the runtime's minimum RTO (200 ms), so a transfer in progress, whose receiver sends
+/// at least once per RTO, is not displaced while it runs, and far below a closed sender's
+/// linger (up to two maximum RTOs), so a host that fetches many objects in a row reuses the
+/// slots of its finished ones at once.
+pub(crate) const QUIET_BEFORE_EVICTION: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Why [`Endpoint::insert`] or [`Endpoint::add_path`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InsertError {
@@ -106,7 +114,11 @@ pub struct Endpoint<A, L, P: Acceptor> {
     /// Connections that may have something to send, in round-robin order.
     ready: VecDeque<Handle>,
     events: VecDeque<EndpointEvent<P::Connection>>,
+    /// Accepted connections per peer *host* (the key [`Endpoint::set_host_of`] maps a peer
+    /// address to).
     pub(super) per_peer: HashMap<A, usize>,
+    /// Maps a peer address to its host's key, for [`EndpointConfig::max_per_peer`].
+    host_of: fn(&A) -> A,
     memory: usize,
     resets: ResetLimiter,
     stats: EndpointStats,
@@ -138,6 +150,7 @@ where
             ready: VecDeque::new(),
             events: VecDeque::new(),
             per_peer: HashMap::new(),
+            host_of: |a| *a,
             memory: 0,
             resets,
             stats: EndpointStats::default(),
@@ -155,6 +168,15 @@ where
     /// The counters.
     pub fn stats(&self) -> EndpointStats {
         self.stats
+    }
+
+    /// How peer addresses are grouped into hosts for [`EndpointConfig::max_per_peer`]: `f`
+    /// maps an address to its host's key (a UDP host maps `ip:port` to `ip:0`, an IPv6
+    /// address to its /64, so one machine cannot take the whole table by using many ports or
+    /// addresses of its prefix). By default every address is its own host. Call it before the
+    /// first connection is accepted.
+    pub fn set_host_of(&mut self, f: fn(&A) -> A) {
+        self.host_of = f;
     }
 
     /// The acceptor (to configure the protocol's accept side at run time).
@@ -327,6 +349,7 @@ where
             }
             Unknown::Reset { len } => self.reset(now, local, remote, datagram.len(), len),
             Unknown::Accept(conn) => {
+                self.make_room(now, remote);
                 if let Some(why) = self.refusal(&conn, remote) {
                     self.stats.refuse(why);
                     out.clear();
@@ -344,8 +367,9 @@ where
                         remote,
                     })
                     .collect();
-                let h = self.store(now, conn, paths, Some(remote));
-                *self.per_peer.entry(remote).or_insert(0) += 1;
+                let host = (self.host_of)(&remote);
+                let h = self.store(now, conn, paths, Some(host));
+                *self.per_peer.entry(host).or_insert(0) += 1;
                 self.stats.accepted += 1;
                 self.events.push_back(EndpointEvent::Accepted(h));
                 Some(DatagramEvent::Accepted(h))
@@ -508,12 +532,39 @@ where
         }
     }
 
+    /// A host at its share ([`EndpointConfig::max_per_peer`]) that opens another connection
+    /// gives up its own connection that has heard nothing for longest, if that one has been
+    /// silent for at least [`QUIET_BEFORE_EVICTION`]: typically a closed connection lingering
+    /// to answer a repeated FIN (an RCP sender's linger, like TCP's TIME-WAIT, which a new
+    /// SYN may also end: RFC 6191), or one the client abandoned. Without this a host that
+    /// fetches more than its share of objects a minute would be refused until they expire;
+    /// a host can only ever displace its own connections, never another host's.
+    fn make_room(&mut self, now: Time, remote: A) {
+        let host = (self.host_of)(&remote);
+        if self.per_peer.get(&host).copied().unwrap_or(0) < self.config.max_per_peer {
+            return;
+        }
+        let quietest = self
+            .table
+            .handles()
+            .filter_map(|h| self.table.get(h).map(|e| (h, e)))
+            .filter(|(_, e)| e.accepted_from == Some(host))
+            .filter(|(_, e)| now >= e.last_heard.saturating_add(QUIET_BEFORE_EVICTION))
+            .min_by_key(|(_, e)| e.last_heard)
+            .map(|(h, _)| h);
+        if let Some(h) = quietest {
+            self.stats.evicted += 1;
+            self.remove_with(h, RemoveReason::Expired);
+        }
+    }
+
     /// Why `conn` from `remote` may not be accepted, if it may not.
     fn refusal(&mut self, conn: &P::Connection, remote: A) -> Option<Refusal> {
         if self.table.len() >= self.config.max_connections {
             return Some(Refusal::Overall);
         }
-        if self.per_peer.get(&remote).copied().unwrap_or(0) >= self.config.max_per_peer {
+        let host = (self.host_of)(&remote);
+        if self.per_peer.get(&host).copied().unwrap_or(0) >= self.config.max_per_peer {
             return Some(Refusal::PerPeer);
         }
         if self.memory.saturating_add(conn.memory_bound()) > self.config.max_memory {

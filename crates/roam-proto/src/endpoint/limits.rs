@@ -11,7 +11,9 @@ pub struct EndpointConfig {
     /// Connections held at most (accepted and inserted together); accepting beyond it is
     /// refused.
     pub max_connections: usize,
-    /// Accepted connections per peer address at most.
+    /// Accepted connections per peer host at most (per peer address unless the host groups
+    /// addresses: [`Endpoint::set_host_of`](super::Endpoint::set_host_of)); well below
+    /// `max_connections`, so that one host cannot lock the others out.
     pub max_per_peer: usize,
     /// Sum of the connections' [`memory_bound`](super::EndpointConnection::memory_bound) at
     /// most, in bytes; a connection that would exceed it is refused.
@@ -40,7 +42,7 @@ impl Default for EndpointConfig {
 pub enum Refusal {
     /// [`EndpointConfig::max_connections`] reached.
     Overall,
-    /// [`EndpointConfig::max_per_peer`] reached for this peer address.
+    /// [`EndpointConfig::max_per_peer`] reached for this peer host.
     PerPeer,
     /// [`EndpointConfig::max_memory`] would be exceeded.
     Memory,
@@ -85,6 +87,9 @@ pub struct EndpointStats {
     pub drained: u64,
     /// Connections removed because they were idle for [`EndpointConfig::idle_timeout`].
     pub expired: u64,
+    /// Silent connections a new connection of the same host displaced at the host's share
+    /// (removed with [`RemoveReason::Expired`](super::RemoveReason::Expired)).
+    pub evicted: u64,
     /// Datagrams a connection wrote for a path the host has not mapped (not sent).
     pub unroutable: u64,
 }

@@ -267,6 +267,80 @@ fn accept(ep: &mut Ep, peer: u32, id: u64) -> Option<DatagramEvent<u8, u32>> {
 }
 
 #[test]
+fn the_per_host_cap_counts_every_address_of_one_host() {
+    // Addresses 100..199 are one host (as a UDP host's ports of one IP are).
+    let mut ep = open(EndpointConfig {
+        max_per_peer: 2,
+        ..EndpointConfig::default()
+    });
+    ep.set_host_of(|a| a / 100 * 100);
+    let first = accept(&mut ep, 100, 1);
+    assert!(matches!(
+        accept(&mut ep, 150, 2),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert!(
+        matches!(accept(&mut ep, 199, 3), Some(DatagramEvent::Respond { .. })),
+        "a third address of the same host is refused"
+    );
+    assert_eq!(ep.stats().refused_per_peer, 1);
+    assert!(matches!(
+        accept(&mut ep, 200, 4),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    let Some(DatagramEvent::Accepted(h)) = first else {
+        unreachable!()
+    };
+    ep.remove(h).unwrap();
+    assert!(matches!(
+        accept(&mut ep, 199, 5),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert_eq!(ep.per_peer.get(&100), Some(&2));
+}
+
+#[test]
+fn a_host_at_its_share_displaces_its_own_quietest_connection_never_another_hosts() {
+    let mut ep = open(EndpointConfig {
+        max_per_peer: 2,
+        ..EndpointConfig::default()
+    });
+    let mut out = Vec::new();
+    let at = |t: Time, ep: &mut Ep, peer: u32, id: u64, out: &mut Vec<u8>| {
+        ep.handle(t, 1, peer, &header(Flags::SYN | Flags::ACK, id), out)
+    };
+    assert!(matches!(
+        at(T0, &mut ep, 100, 1, &mut out),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert!(matches!(
+        at(T0, &mut ep, 200, 2, &mut out),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    let soon = T0.saturating_add(host::QUIET_BEFORE_EVICTION / 2);
+    assert!(matches!(
+        at(soon, &mut ep, 100, 3, &mut out),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    // Host 100 holds 2 (ids 1 and 3): a third while both were heard recently is refused.
+    assert!(matches!(
+        at(soon, &mut ep, 100, 4, &mut out),
+        Some(DatagramEvent::Respond { .. })
+    ));
+    assert_eq!(ep.stats().evicted, 0);
+    // Later, id 1 has been quiet longest: a new one of host 100 takes its slot.
+    let later = T0.saturating_add(host::QUIET_BEFORE_EVICTION * 2);
+    assert!(matches!(
+        at(later, &mut ep, 100, 5, &mut out),
+        Some(DatagramEvent::Accepted(_))
+    ));
+    assert_eq!(ep.stats().evicted, 1);
+    assert_eq!(ep.len(), 3, "host 200's connection is untouched");
+    assert_eq!(ep.per_peer.get(&100), Some(&2));
+    assert_eq!(ep.per_peer.get(&200), Some(&1));
+}
+
+#[test]
 fn the_per_peer_cap_refuses_with_a_reset_and_frees_on_removal() {
     let mut ep = open(EndpointConfig {
         max_per_peer: 2,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use roam_net::{fetch, fetch_tcp, FetchPlan};
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::RcpCc;
@@ -16,15 +16,20 @@ use crate::error::{CliError, Result};
 /// `roam get --help` text.
 pub const LONG_ABOUT: &str = "Download one file from `roam serve` servers.\n\n\
 The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME); the bytes go to \
-FILE.roam-part and are renamed to FILE only once length and digest match, so a failed download \
-never leaves a partial file under the final name. With one --via and one --server the download \
+FILE.roam-part (created exclusively, never through a symlink, locked: a second download to the \
+same FILE stops at once) and are renamed to FILE only once length and digest of the file as \
+stored match, so a failed download never leaves a partial file under the final name. FILE is \
+replaced only if it is a regular file; a character device or FIFO (/dev/null, a named pipe, \
+/dev/stdout) is written into as the bytes arrive; anything else (a directory, a symlink to a \
+file) is refused. With one --via and one --server the download \
 is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
-for the bytes not yet received. With more than one --via or --server it runs over R²CP: one pipe \
+for the bytes not yet received, again and again with a backoff (up to 8 s) through an outage \
+until --give-up-after seconds pass without a byte. With more than one --via or --server it runs over R²CP: one pipe \
 per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
 local address fails (a socket error, the interface going down) or that delivers nothing for \
 --stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
 pipes; its pair gets a new pipe after a backoff (0.25 s doubling to 8 s), so an interface that \
-comes back or a server that restarts is used again. The progress bar shows each pipe's rate. \
+comes back or a server that restarts is used again. The progress display shows one line per pipe with its rate. \
 Exits non-zero with a one-line message if it cannot complete. With --protocol tcp the object is streamed by the \
 TCP-like engine (verified the same way); a server that fails is left for the next --server, \
 which sends the object again from its first byte.\n\n\
@@ -99,7 +104,26 @@ pub struct GetArgs {
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
-    /// Where to write the file.
+    /// Seconds without a byte after which a single-path download gives up (it rides out
+    /// outages until then, opening a new connection after each --stall with a backoff up to
+    /// 8 s; the progress line says it is waiting). Before any connection was ever established
+    /// it gives up after a few attempts instead (a wrong address or a server that is down).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900.0)]
+    pub give_up_after: f64,
+    /// The object's expected BLAKE3 digest (64 hex digits, as a published checksum or b3sum
+    /// gives it): a server whose metadata says otherwise is refused before the object is
+    /// fetched, so neither a lying mirror nor the path can substitute the file.
+    #[arg(long, value_name = "HEX")]
+    pub blake3: Option<String>,
+    /// Continue from FILE.roam-part left by an earlier download of the same object that was
+    /// killed or gave up (only one of ours, never one another download holds): its bytes are
+    /// kept and only the rest is fetched (RCP and R²CP; the TCP-like engine starts again);
+    /// the whole file is verified as stored at the end, so a part file with wrong bytes (or
+    /// from another version of the object) fails the download instead of passing.
+    #[arg(long = "continue", short = 'c')]
+    pub resume: bool,
+    /// Where to write the file: a new or regular file (replaced once verified), or a
+    /// character device or FIFO (written into).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
     /// Facts about a local link, handed to every connection opened on that address
@@ -136,6 +160,16 @@ pub fn run(args: &GetArgs) -> Result<()> {
         .cc
         .parse()
         .map_err(|e| CliError::Usage(format!("--cc: {e}")))?;
+    if let Some(bad) = args
+        .server
+        .iter()
+        .find(|s| s.port() == 0 || s.ip().is_unspecified() || s.ip().is_multicast())
+    {
+        return Err(CliError::Usage(format!(
+            "--server {bad}: expected a server's address and port (not port 0, not an \
+             unspecified or multicast address)"
+        )));
+    }
     if !(args.stall.is_finite() && args.stall > 0.0 && args.stall < 86_400.0) {
         return Err(CliError::Usage(
             "--stall: expected seconds between 0 and 86400".into(),
@@ -153,20 +187,30 @@ pub fn run(args: &GetArgs) -> Result<()> {
     } else {
         args.via.clone()
     };
+    if !(args.give_up_after.is_finite()
+        && args.give_up_after >= args.stall
+        && args.give_up_after < 1e7)
+    {
+        return Err(CliError::Usage(
+            "--give-up-after: expected seconds, at least --stall".into(),
+        ));
+    }
     let mut plan = FetchPlan::new(&args.name, args.server.clone(), vias.clone());
+    plan.give_up_after = Duration::from_secs_f64(args.give_up_after);
+    plan.resume = args.resume;
+    if let Some(hex) = &args.blake3 {
+        plan.expected_digest = Some(
+            roam_net::parse_digest(hex)
+                .map_err(|why| CliError::Usage(format!("--blake3: {why}")))?,
+        );
+    }
     plan.cc = cc;
     plan.scheme = args.scheme.scheme();
     plan.stall = Duration::from_secs_f64(args.stall);
     plan.links = super::serve::link_table(args.links.as_deref(), &args.link)?;
-    let bar = progress_bar(args.quiet);
+    let mut display = Display::new(args.quiet);
     let rt = super::serve::runtime()?;
-    let show = |p: &roam_net::Progress| {
-        if let Some(t) = p.total {
-            bar.set_length(t);
-        }
-        bar.set_position(p.bytes);
-        bar.set_message(pipe_rates(&p.pipes));
-    };
+    let show = |p: &roam_net::Progress| display.show(p, args.give_up_after);
     let multipath = args.protocol == Protocol::Rcp && (vias.len() > 1 || args.server.len() > 1);
     let report = rt.block_on(async {
         match args.protocol {
@@ -174,7 +218,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
             Protocol::Tcp => fetch_tcp(&plan, &args.output, show).await,
         }
     });
-    bar.finish_and_clear();
+    display.clear();
     let report = report?;
     let mbps = |bytes: u64| bytes as f64 * 8.0 / report.seconds.max(1e-9) / 1e6;
     match args.format {
@@ -229,42 +273,113 @@ fn protocol_name(args: &GetArgs, multipath: bool) -> &'static str {
     }
 }
 
-/// The progress bar's second line: each pipe (local address → server) and its rate; a pipe
-/// not open now is marked `(down)`.
-fn pipe_rates(pipes: &[roam_net::PipeProgress]) -> String {
-    pipes
-        .iter()
-        .map(|p| {
-            let down = if p.up { "" } else { " (down)" };
-            format!(
-                "{} → {} {:.1} Mb/s{down}",
-                p.via,
-                p.server,
-                p.rate_bps / 1e6
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" | ")
+/// One pipe's progress line: local address → server and its rate; a pipe not open now is
+/// marked `(down)`.
+fn pipe_line(p: &roam_net::PipeProgress) -> String {
+    let down = if p.up { "" } else { " (down)" };
+    format!(
+        "  {} → {} {:.1} Mb/s{down}",
+        p.via,
+        p.server,
+        p.rate_bps / 1e6
+    )
+}
+
+/// The progress display on a terminal: the bar (bytes, total, rate), then one line per pipe
+/// (indicatif's `MultiProgress`, so a line per (via, server) never wraps mid-address), or a
+/// line saying the fetch waits for the path.
+struct Display {
+    multi: MultiProgress,
+    bar: ProgressBar,
+    /// The status line under the bar (waiting), shown only while waiting.
+    status: Option<ProgressBar>,
+    pipes: Vec<((SocketAddr, SocketAddr), ProgressBar)>,
+}
+
+impl Display {
+    fn new(quiet: bool) -> Display {
+        use std::io::IsTerminal;
+        let target = if quiet || !std::io::stderr().is_terminal() {
+            ProgressDrawTarget::hidden()
+        } else {
+            ProgressDrawTarget::stderr()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let bar = multi.add(ProgressBar::new(0));
+        let style = ProgressStyle::with_template(
+            "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        Display {
+            multi,
+            bar,
+            status: None,
+            pipes: Vec::new(),
+        }
+    }
+
+    fn line(&self) -> ProgressBar {
+        let line = self.multi.add(ProgressBar::new(0));
+        line.set_style(
+            ProgressStyle::with_template("{wide_msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        line
+    }
+
+    fn show(&mut self, p: &roam_net::Progress, give_up_after: f64) {
+        if let Some(t) = p.total {
+            self.bar.set_length(t);
+        }
+        self.bar.set_position(p.bytes);
+        for pipe in &p.pipes {
+            let key = (pipe.via, pipe.server);
+            let i = match self.pipes.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    let line = self.line();
+                    self.pipes.push((key, line));
+                    self.pipes.len() - 1
+                }
+            };
+            self.pipes[i].1.set_message(pipe_line(pipe));
+        }
+        match p.waiting {
+            Some(idle) => {
+                if self.status.is_none() {
+                    self.status = Some(self.line());
+                }
+                if let Some(s) = &self.status {
+                    s.set_message(format!(
+                        "  waiting for the path: no data for {idle:.0} s (gives up after \
+                         {give_up_after:.0} s)"
+                    ));
+                }
+            }
+            None => {
+                if let Some(s) = self.status.take() {
+                    s.finish_and_clear();
+                    self.multi.remove(&s);
+                }
+            }
+        }
+    }
+
+    fn clear(&self) {
+        for (_, line) in &self.pipes {
+            line.finish_and_clear();
+        }
+        if let Some(s) = &self.status {
+            s.finish_and_clear();
+        }
+        self.bar.finish_and_clear();
+        let _ = self.multi.clear();
+    }
 }
 
 fn blake3_hex(d: &[u8; 32]) -> String {
     d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn progress_bar(quiet: bool) -> ProgressBar {
-    use std::io::IsTerminal;
-    let target = if quiet || !std::io::stderr().is_terminal() {
-        ProgressDrawTarget::hidden()
-    } else {
-        ProgressDrawTarget::stderr()
-    };
-    let pb = ProgressBar::with_draw_target(None, target);
-    let style = ProgressStyle::with_template(
-        "[{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec}\n  {wide_msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    pb.set_style(style);
-    pb
 }
 
 #[cfg(test)]
@@ -282,14 +397,14 @@ mod tests {
     }
 
     #[test]
-    fn each_pipe_shows_its_own_rate() {
-        let msg = pipe_rates(&[
-            pipe("10.0.0.1:1", 8e6, true),
-            pipe("10.0.0.2:1", 0.0, false),
-        ]);
+    fn each_pipe_has_its_own_line_that_fits_a_terminal() {
         assert_eq!(
-            msg,
-            "10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s | 10.0.0.2:1 → 10.0.0.9:7000 0.0 Mb/s (down)"
+            pipe_line(&pipe("10.0.0.1:1", 8e6, true)),
+            "  10.0.0.1:1 → 10.0.0.9:7000 8.0 Mb/s"
         );
+        let v6 = pipe("[2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff]:65535", 0.0, false);
+        let line = pipe_line(&v6);
+        assert!(line.ends_with("0.0 Mb/s (down)"), "{line}");
+        assert!(line.chars().count() <= 120, "{line}");
     }
 }

@@ -5,11 +5,10 @@
 //! while the transfer runs: a local address whose socket reports an error loses its pipes and
 //! its socket (re-bound later), a pipe that stalls is broken (`Removal::Break`: its
 //! outstanding requests go to the other pipes), and a removed or failed pair gets a new pipe
-//! after a backoff. Verification and the part file are `fetch`'s. Design:
+//! after a backoff. Verification and the part file are the pipeline's (`fetch/mod.rs`). Design:
 //! `docs/RUNTIME.md`, "R²CP over sockets".
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,10 +16,9 @@ use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathId};
 use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpReceiver, Removal};
 use roam_wire::ConnId;
 
-use crate::fetch::{part_path, FileSink, Sink};
+use super::{FetchPlan, Progress, Sink, Transfer};
 use crate::pipe_meter::PipeMeter;
-use crate::store::{ObjectMeta, META_PREFIX};
-use crate::{random_u64, Clock, Driver, FetchPlan, FetchReport, NetConn, NetError, Progress};
+use crate::{random_u64, Clock, Driver, NetConn, NetError};
 
 /// First delay before a failed pair or local address is tried again; doubled per consecutive
 /// failure up to [`RETRY_MAX`].
@@ -75,7 +73,7 @@ struct Pair {
 }
 
 /// A multipath download's state across its two transfers (metadata, object).
-struct Multi<'a, F> {
+pub(super) struct Multi<'a, F> {
     plan: &'a FetchPlan,
     driver: Driver<NoAcceptor<NetConn>>,
     vias: Vec<Via>,
@@ -87,49 +85,40 @@ struct Multi<'a, F> {
     attempts: usize,
     meter: PipeMeter,
     progress: F,
-    started: Instant,
 }
 
-/// Fetches `plan.name` into `out` over R²CP, verified as [`crate::fetch`] does.
-pub(crate) async fn fetch_r2cp<F: FnMut(&Progress)>(
-    plan: &FetchPlan,
-    out: &Path,
-    progress: F,
-) -> Result<FetchReport, NetError> {
-    let mut m = Multi::new(plan, progress)?;
-    let meta_name = format!("{META_PREFIX}{}", plan.name);
-    let mut meta_bytes = Vec::new();
-    m.transfer(&meta_name, 1024, &mut meta_bytes).await?;
-    let meta = ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
-        name: plan.name.clone(),
-        reason,
-    })?;
-    for p in &mut m.pairs {
-        p.bytes = 0;
+impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        from: u64,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError> {
+        self.receive(object, from, limit, sink).await
     }
-    m.meter = PipeMeter::default();
-    m.switches = 0;
 
-    let part = part_path(out);
-    let mut sink = FileSink::create(&part)?;
-    let result = m.transfer(&plan.name, meta.len, &mut sink).await;
-    sink.finish(&plan.name, result, &meta, out)?;
-    Ok(FetchReport {
-        bytes: meta.len,
-        digest: meta.digest,
-        seconds: m.started.elapsed().as_secs_f64(),
-        switches: m.switches,
-        per_path: m
+    fn start_object(&mut self) {
+        for p in &mut self.pairs {
+            p.bytes = 0;
+        }
+        self.meter = PipeMeter::default();
+        self.switches = 0;
+    }
+
+    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+        let per_path = self
             .pairs
             .iter()
-            .map(|p| (m.vias[p.via].addr, plan.servers[p.server], p.bytes))
-            .collect(),
-    })
+            .map(|p| (self.vias[p.via].addr, self.plan.servers[p.server], p.bytes))
+            .collect();
+        (self.switches, per_path)
+    }
 }
 
 impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     /// Binds every local address (a bind that fails is retried later, unless all fail).
-    fn new(plan: &'a FetchPlan, progress: F) -> Result<Self, NetError> {
+    pub(super) fn new(plan: &'a FetchPlan, progress: F) -> Result<Self, NetError> {
         let mut driver = Driver::bind(&[], EndpointConfig::default(), NoAcceptor::default())?;
         let now = Clock::wall();
         let mut vias = Vec::new();
@@ -179,7 +168,6 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             attempts: 0,
             meter: PipeMeter::default(),
             progress,
-            started: now,
         })
     }
 
@@ -192,9 +180,10 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
 
     /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink` over every
     /// pair; returns the bytes received.
-    async fn transfer<S: Sink>(
+    async fn receive<S: Sink>(
         &mut self,
         object: &str,
+        from: u64,
         limit: u64,
         sink: &mut S,
     ) -> Result<u64, NetError> {
@@ -203,7 +192,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             Arc::new(self.plan.rcp.clone()),
             self.plan.scheme,
             object.as_bytes(),
-            (0, limit),
+            (from, limit),
         )
         .map_err(|e| NetError::Config(e.to_string()))?;
         let h = self
@@ -215,7 +204,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             p.live = None;
         }
         self.attempts = 0;
-        let mut got = 0u64;
+        let mut got = from;
         let mut total: Option<u64> = None;
         let mut chunk = Vec::new();
         let mut closed = Vec::new();
@@ -488,6 +477,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             server: lead.1,
             switches: self.switches,
             pipes: self.meter.snapshot(),
+            waiting: None,
         });
     }
 }

@@ -12,98 +12,108 @@ use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
 
+use super::{FetchPlan, FetchReport, Progress, Sink, Transfer};
 use crate::engines::tcp_connect;
-use crate::fetch::{part_path, FileSink, Sink};
 use crate::pipe_meter::PipeMeter;
-use crate::store::{ObjectMeta, META_PREFIX};
 use crate::tcp_request::{decode_reply, TcpRequest, REPLY_HEADER};
-use crate::{Clock, Driver, FetchPlan, FetchReport, NetConn, NetError, Progress};
+use crate::{Clock, Driver, NetConn, NetError};
 
-/// Fetches `plan.name` into `out` over the TCP-like engine, verified; `progress` is called after every turn that delivered bytes.
+/// Fetches `plan.name` into `out` over the TCP-like engine, verified; `progress` is called
+/// after every turn that delivered bytes of the object.
 pub async fn fetch_tcp<F: FnMut(&Progress)>(
     plan: &FetchPlan,
     out: &Path,
-    mut progress: F,
+    progress: F,
 ) -> Result<FetchReport, NetError> {
-    if plan.servers.is_empty() || plan.vias.is_empty() {
-        return Err(NetError::Unreachable {
-            name: plan.name.clone(),
-            reason: "no server or no local address given".into(),
-        });
-    }
-    let mut d = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
+    super::check_plan(plan)?;
+    let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
     let started = Clock::wall();
-    let meta_name = format!("{META_PREFIX}{}", plan.name);
-    let mut last = None;
-    let mut switches = 0u32;
-    // Metadata from the first server that answers, then the object from the first (from
-    // that one on) that delivers it whole.
-    let mut meta = None;
-    let mut first = 0;
-    for (i, &server) in plan.servers.iter().enumerate() {
-        let mut bytes = Vec::new();
-        match get_once(&mut d, plan, server, &meta_name, &mut bytes, &mut |_, _| {}).await {
-            Ok(_) => {
-                meta = Some(ObjectMeta::decode(&bytes).map_err(|reason| NetError::Meta {
-                    name: plan.name.clone(),
-                    reason,
-                })?);
-                first = i;
-                break;
-            }
-            Err(e) => {
-                switches += 1;
-                last = Some(e);
-            }
-        }
-    }
-    let Some(meta) = meta else {
-        return Err(last.unwrap_or(NetError::Unreachable {
-            name: plan.name.clone(),
-            reason: "no server answered".into(),
-        }));
+    let engine = TcpFetch {
+        plan,
+        driver,
+        first: 0,
+        switches: 0,
+        per_path: Vec::new(),
+        progress,
+        object: false,
     };
-    let part = part_path(out);
-    let via = d.local_addr(0).unwrap_or(plan.vias[0].addr);
-    for &server in &plan.servers[first..] {
-        let mut sink = FileSink::create(&part)?;
-        let mut meter = PipeMeter::default();
-        let mut on_bytes = |bytes: u64, total: Option<u64>| {
-            meter.set(via, server, bytes, true);
-            meter.tick(Clock::wall());
-            progress(&Progress {
-                bytes,
-                total,
-                via,
-                server,
-                switches,
-                pipes: meter.snapshot(),
-            })
-        };
-        let result = get_once(&mut d, plan, server, &plan.name, &mut sink, &mut on_bytes).await;
-        match result {
-            Ok(got) => {
-                sink.finish(&plan.name, Ok(got), &meta, out)?;
-                return Ok(FetchReport {
-                    bytes: meta.len,
-                    digest: meta.digest,
-                    seconds: started.elapsed().as_secs_f64(),
+    super::run(plan, out, engine, started).await
+}
+
+/// The TCP-like engine's state across the two transfers: the metadata from the first server
+/// that answers, then the object from the first (from that one on) that delivers it whole.
+struct TcpFetch<'a, F> {
+    plan: &'a FetchPlan,
+    driver: Driver<NoAcceptor<NetConn>>,
+    /// The server the last transfer came from.
+    first: usize,
+    switches: u32,
+    per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+    progress: F,
+    /// The object (not the metadata) is being fetched: progress is reported.
+    object: bool,
+}
+
+impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        from: u64,
+        _limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError> {
+        let plan = self.plan;
+        if from > 0 {
+            // A TCP-like request cannot ask for a range: start again from the first byte.
+            sink.restart()?;
+        }
+        let via = self.driver.local_addr(0).unwrap_or(plan.vias[0].addr);
+        let mut last = None;
+        for (i, &server) in plan.servers.iter().enumerate().skip(self.first) {
+            let mut meter = PipeMeter::default();
+            let (report, switches, progress) = (self.object, self.switches, &mut self.progress);
+            let mut on_bytes = |bytes: u64, total: Option<u64>| {
+                if !report {
+                    return;
+                }
+                meter.set(via, server, bytes, true);
+                meter.tick(Clock::wall());
+                progress(&Progress {
+                    bytes,
+                    total,
+                    via,
+                    server,
                     switches,
-                    per_path: vec![(via, server, got)],
-                });
-            }
-            Err(e) => {
-                drop(sink);
-                let _ = std::fs::remove_file(&part);
-                switches += 1;
-                last = Some(e);
+                    pipes: meter.snapshot(),
+                    waiting: None,
+                })
+            };
+            match get_once(&mut self.driver, plan, server, object, sink, &mut on_bytes).await {
+                Ok(got) => {
+                    self.first = i;
+                    self.per_path = vec![(via, server, got)];
+                    return Ok(got);
+                }
+                Err(e) => {
+                    sink.restart()?;
+                    self.switches += 1;
+                    last = Some(e);
+                }
             }
         }
+        Err(last.unwrap_or(NetError::Unreachable {
+            name: plan.name.clone(),
+            reason: "no server delivered it".into(),
+        }))
     }
-    Err(last.unwrap_or(NetError::Unreachable {
-        name: plan.name.clone(),
-        reason: "no server delivered it".into(),
-    }))
+
+    fn start_object(&mut self) {
+        self.object = true;
+    }
+
+    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+        (self.switches, self.per_path)
+    }
 }
 
 /// What one connection's reply has delivered so far.
@@ -207,8 +217,10 @@ async fn get_once<S: Sink>(
     };
     let mut buf = Vec::new();
     let mut last_progress = Clock::wall();
+    // Errors name the object the user asked for, also while its metadata is fetched.
+    let shown = plan.name.as_str();
     let unreachable = |reason: String| NetError::Unreachable {
-        name: name.to_string(),
+        name: shown.to_string(),
         reason: format!("{server}: {reason}"),
     };
     let outcome = loop {
@@ -218,7 +230,7 @@ async fn get_once<S: Sink>(
         let mut gone = true;
         if let Some(NetConn::Tcp(c)) = ep.connection_mut(h) {
             gone = false;
-            n = match reply.take(c, &mut buf, sink, name) {
+            n = match reply.take(c, &mut buf, sink, shown) {
                 Ok(n) => n,
                 Err(e) => break Err(e),
             };
@@ -231,7 +243,7 @@ async fn get_once<S: Sink>(
             } = ev
             {
                 if handle == h {
-                    n += match reply.take(&mut c, &mut buf, sink, name) {
+                    n += match reply.take(&mut c, &mut buf, sink, shown) {
                         Ok(n) => n,
                         Err(e) => return Err(e),
                     };
@@ -252,10 +264,10 @@ async fn get_once<S: Sink>(
             break Err(unreachable(format!("the connection ended: {ev:?}")));
         }
         if reply.eof || gone {
-            break Err(unreachable(format!(
-                "the stream ended after {} of {:?} bytes",
-                reply.got, reply.len
-            )));
+            break Err(unreachable(match reply.len {
+                Some(len) => format!("the stream ended after {} of {len} bytes", reply.got),
+                None => "the stream ended before the reply header".into(),
+            }));
         }
         if last_progress.elapsed() >= plan.stall {
             break Err(unreachable(format!(

@@ -1,0 +1,263 @@
+//! Fetching one object, verified: its metadata (`.roam-meta/NAME`: length and BLAKE3) first,
+//! then its bytes into the output ([`output`]: a part file renamed to `FILE` only once length
+//! and digest match). The pipeline ([`run`]) is written once here; each engine is a leaf that
+//! moves bytes ([`Transfer`]): single-path RCP ([`rcp`]), R²CP over several local addresses
+//! or servers ([`r2cp`]), the TCP-like engine ([`tcp`]).
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use roam_proto::r2cp::Scheme;
+use roam_proto::rcp::{RcpCc, RcpConfig};
+
+use crate::engines::rcp_config;
+use crate::pipe_meter::PipeProgress;
+use crate::store::{ObjectMeta, META_PREFIX};
+use crate::{Clock, LinkTable, LocalSpec, LocalStatus, NetError};
+
+mod output;
+mod r2cp;
+mod rcp;
+mod tcp;
+
+pub(crate) use rcp::receive_generated;
+pub use tcp::fetch_tcp;
+
+use output::Output;
+
+/// The default [`FetchPlan::give_up_after`]: 15 minutes, about when Linux TCP gives up on a
+/// silent peer (`tcp_retries2` = 15, ip-sysctl.rst), as the RCP engine's own `max_retries` does.
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// What to fetch, from where, how.
+#[derive(Debug, Clone)]
+pub struct FetchPlan {
+    /// Object name on the servers.
+    pub name: String,
+    /// Servers (mirrors), tried in order.
+    pub servers: Vec<SocketAddr>,
+    /// Local addresses (interfaces), tried in order.
+    pub vias: Vec<LocalSpec>,
+    /// Receiver congestion controller (RCP; each R²CP pipe's).
+    pub cc: RcpCc,
+    /// How R²CP assigns data to pipes (used with more than one local address or server).
+    pub scheme: Scheme,
+
+    /// A connection that delivers nothing for this long is abandoned for another local
+    /// address or server (under R²CP: a pipe is broken and its pair tried again later).
+    pub stall: Duration,
+    /// Attempts (connections opened) at most before giving up while no connection has ever
+    /// been established (a wrong address, a server that is down); under R²CP, pipe attempts
+    /// at most while no pipe is up.
+    pub max_attempts: usize,
+    /// Once connected, the single-path RCP fetch gives up only after this long without a
+    /// byte: it rides out outages (a tunnel, a dead zone) as TCP does, opening a new
+    /// connection after each stall with a backoff of 0.25 s doubling to 8 s.
+    pub give_up_after: Duration,
+    /// RCP configuration.
+    pub rcp: RcpConfig,
+    /// Facts about the local links, handed to each connection opened on them.
+    pub links: LinkTable,
+    /// Local addresses the host marked down (used by the R²CP fetch).
+    pub status: LocalStatus,
+    /// The object's BLAKE3 digest as the user knows it (a published checksum): metadata that
+    /// says otherwise is refused before the object is fetched, so a lying server cannot
+    /// substitute both the metadata and the bytes.
+    pub expected_digest: Option<[u8; 32]>,
+    /// Continue from a part file an earlier download left (`roam get --continue`): its bytes
+    /// are kept, the rest fetched, and the whole file verified as stored at the end.
+    pub resume: bool,
+}
+
+impl FetchPlan {
+    /// A plan with the defaults: NewReno, R²CP by rank, 3 s stall, the runtime's RCP configuration.
+    pub fn new(name: &str, servers: Vec<SocketAddr>, vias: Vec<SocketAddr>) -> Self {
+        FetchPlan {
+            name: name.to_string(),
+            max_attempts: 4 * servers.len().max(1) * vias.len().max(1) + 4,
+            servers,
+            vias: vias.into_iter().map(LocalSpec::addr).collect(),
+            cc: RcpCc::default(),
+            scheme: Scheme::Rank,
+            stall: Duration::from_secs(3),
+            give_up_after: GIVE_UP_AFTER,
+            rcp: rcp_config(),
+            links: LinkTable::new(),
+            status: LocalStatus::new(),
+            expected_digest: None,
+            resume: false,
+        }
+    }
+}
+
+/// Where a fetch stands, for progress displays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Bytes received in order (written to the file).
+    pub bytes: u64,
+    /// Object length, once known.
+    pub total: Option<u64>,
+    /// The local address in use (under R²CP: of the pipe that delivered most).
+    pub via: SocketAddr,
+    /// The server in use (under R²CP: of the pipe that delivered most).
+    pub server: SocketAddr,
+    /// Connections abandoned for another local address or server so far (under R²CP: pipes
+    /// broken or failed).
+    pub switches: u32,
+    /// Every (local address, server) pair used so far: bytes and recent rate.
+    pub pipes: Vec<PipeProgress>,
+    /// Seconds since the last byte, while the fetch waits for the path to come back (nothing
+    /// for longer than the stall): for a "waiting" display.
+    pub waiting: Option<f64>,
+}
+
+/// What a finished fetch did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchReport {
+    /// Object bytes received (the object's length).
+    pub bytes: u64,
+    /// Its BLAKE3 digest (verified).
+    pub digest: [u8; 32],
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Connections abandoned for another local address or server.
+    pub switches: u32,
+    /// Bytes delivered per (local address, server): in order of use (one entry per
+    /// connection); under R²CP one entry per pair.
+    pub per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+}
+
+/// Where the bytes of a transfer go.
+pub(crate) trait Sink {
+    /// Appends the next bytes of the object.
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
+    /// Forgets everything put so far (a transfer that starts again from the first byte).
+    fn restart(&mut self) -> Result<(), NetError>;
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn restart(&mut self) -> Result<(), NetError> {
+        self.clear();
+        Ok(())
+    }
+}
+
+/// One engine's way of moving an object's bytes; the pipeline ([`run`]) uses it twice (the
+/// metadata, then the object).
+pub(crate) trait Transfer {
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
+    /// connections, pipes or servers as the engine does; returns the object's bytes now held
+    /// (`from` plus those received). An engine that cannot ask for a range restarts the sink
+    /// and fetches from the first byte.
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        from: u64,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError>;
+    /// Between the metadata and the object: forgets the metadata's per-path counts.
+    fn start_object(&mut self);
+    /// Switches and bytes per (local address, server), for the report.
+    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>);
+}
+
+/// The pipeline every engine shares: metadata, then the object into the part file, verified
+/// and renamed to `out`.
+async fn run<T: Transfer>(
+    plan: &FetchPlan,
+    out: &Path,
+    mut engine: T,
+    started: Instant,
+) -> Result<FetchReport, NetError> {
+    // The output first: a bad -o (a directory, a symlink, a part file another download
+    // holds) fails before anything is fetched.
+    let mut output = Output::open(out, plan.resume)?;
+    let meta_name = format!("{META_PREFIX}{}", plan.name);
+    let mut meta_bytes = Vec::new();
+    let meta = match engine.transfer(&meta_name, 0, 1024, &mut meta_bytes).await {
+        Ok(_) => ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
+            name: plan.name.clone(),
+            reason,
+        }),
+        Err(e) => Err(e),
+    };
+    let meta = meta.and_then(|m| match plan.expected_digest {
+        Some(pin) if pin != m.digest => Err(NetError::Integrity {
+            name: plan.name.clone(),
+            reason: format!(
+                "the server's metadata gives BLAKE3 {}, not the expected {}",
+                blake3::Hash::from(m.digest).to_hex(),
+                blake3::Hash::from(pin).to_hex()
+            ),
+        }),
+        _ => Ok(m),
+    });
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) => {
+            output.abandon();
+            return Err(e);
+        }
+    };
+    let from = match output.resume_from(&meta) {
+        Ok(from) => from,
+        Err(e) => {
+            output.abandon();
+            return Err(e);
+        }
+    };
+    engine.start_object();
+
+    let result = engine
+        .transfer(&plan.name, from, meta.len, &mut output)
+        .await;
+    output.finish(&plan.name, result, &meta)?;
+    let (switches, per_path) = engine.outcome();
+    Ok(FetchReport {
+        bytes: meta.len,
+        digest: meta.digest,
+        seconds: started.elapsed().as_secs_f64(),
+        switches,
+        per_path,
+    })
+}
+
+/// Refuses a plan without a server or a local address, or for a name no server would serve
+/// or that does not fit a request (never cut short: issue 28, item 7).
+fn check_plan(plan: &FetchPlan) -> Result<(), NetError> {
+    crate::store::check_name(&plan.name).map_err(|reason| NetError::Name {
+        name: plan.name.clone(),
+        reason,
+    })?;
+    if plan.servers.is_empty() || plan.vias.is_empty() {
+        return Err(NetError::Unreachable {
+            name: plan.name.clone(),
+            reason: "no server or no local address given".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Fetches `plan.name` into `out`, verified: over single-path RCP with one local address and
+/// one server, over R²CP (one pipe per pair) with more. `progress` is called after every turn
+/// that delivered bytes (under R²CP also every quarter second while nothing arrives).
+pub async fn fetch<F: FnMut(&Progress)>(
+    plan: &FetchPlan,
+    out: &Path,
+    progress: F,
+) -> Result<FetchReport, NetError> {
+    check_plan(plan)?;
+    let started = Clock::wall();
+    if plan.vias.len() > 1 || plan.servers.len() > 1 {
+        run(plan, out, r2cp::Multi::new(plan, progress)?, started).await
+    } else {
+        run(plan, out, rcp::Session::new(plan, progress, None)?, started).await
+    }
+}
