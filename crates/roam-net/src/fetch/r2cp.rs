@@ -188,13 +188,14 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         sink: &mut S,
     ) -> Result<u64, NetError> {
         let now = self.driver.now();
-        let r = R2cpReceiver::new(
+        let mut r = R2cpReceiver::new(
             Arc::new(self.plan.rcp.clone()),
             self.plan.scheme,
             object.as_bytes(),
             (from, limit),
         )
         .map_err(|e| NetError::Config(e.to_string()))?;
+        r.set_coupled(self.plan.coupled);
         let h = self
             .driver
             .endpoint()

@@ -98,6 +98,11 @@ pub struct GetArgs {
     /// arrival order), r2cp-s (first come, first served) or apps (striping).
     #[arg(long, value_enum, default_value_t = SchemeArg::R2cp)]
     pub scheme: SchemeArg,
+    /// R²CP: let each pipe grow its window on its own instead of coupling the pipes'
+    /// increase (RFC 6356 LIA, the default: two mirrors behind one access link then take about
+    /// one flow's share of it, not two).
+    #[arg(long)]
+    pub uncoupled: bool,
     /// Receiver congestion controller (newreno, westwood, stp, …).
     #[arg(long, value_name = "CC", default_value = "newreno")]
     pub cc: String,
@@ -206,6 +211,7 @@ pub fn run(args: &GetArgs) -> Result<()> {
     }
     plan.cc = cc;
     plan.scheme = args.scheme.scheme();
+    plan.coupled = !args.uncoupled;
     plan.stall = Duration::from_secs_f64(args.stall);
     plan.links = super::serve::link_table(args.links.as_deref(), &args.link)?;
     let mut display = Display::new(args.quiet);
