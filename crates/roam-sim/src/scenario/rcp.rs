@@ -6,7 +6,7 @@
 //! protocol = "rcp"
 //! from = "server"          # the RCP sender (serves the object)
 //! to = "mobile"            # the RCP receiver (opens the connection at `start`)
-//! cc = "newreno"           # any shared controller, or "stp" (RCP-STP, receiver only)
+//! cc = "newreno"           # any shared controller, "stp" (RCP-STP) or "rate" (RCP-Rate), both receiver only
 //! [flow.rcp]
 //! eln = true               # per-hole ELN from wireless-corruption reports
 //! sleep = true             # power management: sleep while the channel is bad (meters energy)

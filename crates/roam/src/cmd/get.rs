@@ -93,7 +93,7 @@ pub struct GetArgs {
     /// arrival order), r2cp-s (first come, first served) or apps (striping).
     #[arg(long, value_enum, default_value_t = SchemeArg::R2cp)]
     pub scheme: SchemeArg,
-    /// Receiver congestion controller (newreno, westwood, stp, …).
+    /// Receiver congestion controller (newreno, westwood, cubic, bbr, stp, rate, …).
     #[arg(long, value_name = "CC", default_value = "newreno")]
     pub cc: String,
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
