@@ -93,6 +93,7 @@ proptest! {
         cc in prop_oneof![
             proptest::sample::select(CcKind::ALL).prop_map(RcpCc::Shared),
             Just(RcpCc::Stp),
+            Just(RcpCc::Rate),
         ],
         eln in any::<bool>(),
         recv_segments in 2u64..40,

@@ -164,6 +164,7 @@ proptest! {
         cc in prop_oneof![
             proptest::sample::select(CcKind::ALL).prop_map(RcpCc::Shared),
             Just(RcpCc::Stp),
+            Just(RcpCc::Rate),
         ],
         eln in any::<bool>(),
         initial_window in 1u32..64,

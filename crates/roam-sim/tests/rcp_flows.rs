@@ -59,6 +59,45 @@ fn rcp_eln_flow_recovers_wireless_losses_with_integrity() {
     assert_eq!(f.integrity_errors, 0);
 }
 
+/// `facts = "estimated"`: the receiver judges holes itself (Spike) instead of the link's
+/// corruption reports; with random wireless loss it excuses holes and keeps integrity, with
+/// congestion drops only (a 10-packet queue, no loss) it excuses none.
+#[test]
+fn rcp_estimated_facts_excuse_wireless_holes_and_no_congestion_drop() {
+    let link = "rate = \"2Mbps\"\ndelay = \"15ms\"\nwireless = true";
+    let lossy = two_hosts(
+        "100s",
+        link,
+        "[link.forward]\nloss = 0.05",
+        &rcp_flow("500KB", "eln = true\nfacts = \"estimated\""),
+    );
+    let f = run(&lossy).flows[0].clone();
+    assert_eq!(f.bytes_delivered, 500_000);
+    assert_eq!(f.integrity_errors, 0);
+    assert!(f.wireless_excused > 0, "{f:?}");
+    let congested = two_hosts(
+        "30s",
+        &format!("{link}\nqueue = \"10p\""),
+        "",
+        &rcp_flow(
+            "2MB",
+            "eln = true\nfacts = \"estimated\"\ninitial_window = 10",
+        ),
+    );
+    let f = run(&congested).flows[0].clone();
+    assert_eq!(f.integrity_errors, 0);
+    assert!(f.recoveries > 0, "the queue must overflow: {f:?}");
+    assert_eq!(f.wireless_excused, 0, "{f:?}");
+    for (rcp, want) in [
+        ("facts = \"estimated\"", "eln = true"),
+        ("eln = true\nfacts = \"guess\"", "rcp.facts"),
+    ] {
+        let text = two_hosts("1s", "rate = \"2Mbps\"", "", &rcp_flow("1MB", rcp));
+        let err = Scenario::from_toml_str(&text, "t").unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
+}
+
 #[test]
 fn rcp_table_errors_name_the_field() {
     let text = two_hosts("1s", "rate = \"2Mbps\"", "", &rcp_flow("1MB", "msss = 3"));

@@ -77,12 +77,16 @@ proptest! {
 
     #[test]
     fn no_controller_reaches_a_zero_window_or_overflows(
-        kind in proptest::sample::select(CcKind::ALL),
+        // Every shared controller, then RCP-Rate (receiver only, `rcp::rate`).
+        kind in 0..=CcKind::ALL.len(),
         mss in prop_oneof![Just(1u64), 500u64..1500, Just(65_535u64)],
         iw in 0u32..20,
         events in proptest::collection::vec((micros(), event()), 1..300),
     ) {
-        let mut cc = kind.build(mss, iw);
+        let mut cc = match CcKind::ALL.get(kind) {
+            Some(k) => k.build(mss, iw),
+            None => crate::rcp::RcpCc::Rate.build(mss, iw),
+        };
         let mut now = Time::ZERO;
         for (step, ev) in events {
             now = now.saturating_add(Duration::from_micros(step));

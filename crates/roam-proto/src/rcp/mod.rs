@@ -21,8 +21,10 @@
 mod acceptor;
 mod config;
 mod endpoint;
+mod estimated_facts;
 mod host_reads;
 mod pipe;
+pub mod rate;
 mod reassembly;
 mod receiver;
 mod request_wire;
@@ -78,6 +80,8 @@ pub enum RcpCc {
     Shared(CcKind),
     /// RCP-STP (receiver only; satellite paths).
     Stp,
+    /// RCP-Rate (receiver only): BBR's model at the receiver, requests paced ([`rate`]).
+    Rate,
 }
 
 impl Default for RcpCc {
@@ -92,6 +96,7 @@ impl RcpCc {
         match self {
             RcpCc::Shared(k) => k.name(),
             RcpCc::Stp => "stp",
+            RcpCc::Rate => "rate",
         }
     }
 
@@ -100,7 +105,14 @@ impl RcpCc {
         match self {
             RcpCc::Shared(k) => k.build(mss, initial_window),
             RcpCc::Stp => Box::new(stp::Stp::new(mss, initial_window)),
+            RcpCc::Rate => Box::new(rate::RateRx::new(mss, initial_window)),
         }
+    }
+
+    /// True if the pipe paces its requests at the controller's pacing rate (only RCP-Rate:
+    /// the shared controllers run window-only at a receiver, as before it existed).
+    pub fn paces_requests(self) -> bool {
+        self == RcpCc::Rate
     }
 }
 
@@ -116,8 +128,11 @@ impl FromStr for RcpCc {
         if s.trim().eq_ignore_ascii_case("stp") {
             return Ok(RcpCc::Stp);
         }
+        if s.trim().eq_ignore_ascii_case("rate") {
+            return Ok(RcpCc::Rate);
+        }
         s.parse::<CcKind>().map(RcpCc::Shared).map_err(|mut e| {
-            e.known.push_str(", stp");
+            e.known.push_str(", stp, rate");
             e
         })
     }

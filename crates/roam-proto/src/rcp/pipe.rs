@@ -22,7 +22,13 @@
 //! * with ELN, a hole the host reported as wireless corruption is re-requested without a
 //!   congestion response, hole by hole (§3.4.2);
 //! * [`ReceiverPipe::freeze`]/[`ReceiverPipe::thaw`] stop and resume the timers for power
-//!   management (§3.4.4).
+//!   management (§3.4.4);
+//! * with request pacing on (RCP-Rate, [`super::rate`]), requests leave at the controller's
+//!   pacing rate: after a unit of `len` bytes the next may leave `len / rate` later
+//!   ([`ReceiverPipe::has_room`] says no until then) and [`ReceiverPipe::poll_timeout`]
+//!   reports that instant, so the host wakes the engine without knowing about pacing (the TCP
+//!   sender's pacing deadline, `tcp/pacing.rs`, on the receiver's side). The pipe's clock is the
+//!   latest instant it was given (a request, an arrival, a timer).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -94,6 +100,12 @@ pub struct ReceiverPipe {
     rto_cap: Option<Duration>,
     frozen: Option<Frozen>,
     stats: PipeStats,
+    /// Requests are paced at the controller's pacing rate (RCP-Rate).
+    paced: bool,
+    /// The latest instant the pipe was told (request, arrival, timer).
+    clock: Time,
+    /// With pacing, the earliest instant the next request may leave.
+    next_request: Time,
 }
 
 impl ReceiverPipe {
@@ -128,7 +140,28 @@ impl ReceiverPipe {
             rto_cap: None,
             frozen: None,
             stats: PipeStats::default(),
+            paced: false,
+            clock: Time::ZERO,
+            next_request: Time::ZERO,
         }
+    }
+
+    /// Turns request pacing on or off (off by default; `pipe_for` turns it on for RCP-Rate).
+    /// With it on, arrivals are reported to the controller as each unit's own length, counted
+    /// once (`rate.rs`, "Delivery counting").
+    pub fn set_request_pacing(&mut self, on: bool) {
+        self.paced = on;
+    }
+
+    /// True if requests are paced.
+    pub fn paces_requests(&self) -> bool {
+        self.paced
+    }
+
+    /// With pacing, the instant the next request may leave, if it is still ahead of the pipe's
+    /// clock.
+    fn pacing_wait(&self) -> Option<Time> {
+        (self.paced && self.next_request > self.clock).then_some(self.next_request)
     }
 
     /// Caps the interval of the timers armed from now on (`None`: the RTO with its backoff, as
@@ -189,6 +222,7 @@ impl ReceiverPipe {
     /// True if the window has room for `len` more requested bytes (always for the first).
     pub fn has_room(&self, len: u64) -> bool {
         self.frozen.is_none()
+            && self.pacing_wait().is_none()
             && (self.in_flight == 0 || self.in_flight.saturating_add(len) <= self.cwnd())
     }
 
@@ -223,6 +257,10 @@ impl ReceiverPipe {
         let serial = self.next_serial;
         self.next_serial += 1;
         let len = end.saturating_sub(start);
+        self.clock = self.clock.max(now);
+        if self.paced {
+            self.pace(now, len);
+        }
         match self.units.get_mut(&start) {
             Some(u) => {
                 if u.lost {
@@ -272,6 +310,7 @@ impl ReceiverPipe {
     /// DATA for the unit starting at `start` arrived. `rtt` is the sample it carries (from the
     /// echoed request timestamp). Returns false if no such unit was outstanding (a duplicate).
     pub fn on_arrival(&mut self, now: Time, start: u64, rtt: Option<Duration>) -> bool {
+        self.clock = self.clock.max(now);
         let cum_before = self.cumulative_point();
         let Some(unit) = self.units.remove(&start) else {
             return false;
@@ -317,10 +356,15 @@ impl ReceiverPipe {
         }
         let cum_after = self.cumulative_point();
         let advanced = cum_after.saturating_sub(cum_before);
+        let (bytes, sacked_bytes) = if self.paced {
+            (len, 0)
+        } else {
+            (advanced, if advanced == 0 { len } else { 0 })
+        };
         self.cc.on_delivered(&Delivered {
             now,
-            bytes: advanced,
-            sacked_bytes: if advanced == 0 { len } else { 0 },
+            bytes,
+            sacked_bytes,
             in_flight: self.in_flight,
             in_recovery: self.in_recovery,
             rtt,
@@ -379,13 +423,31 @@ impl ReceiverPipe {
 
     /// When the pipe's timer expires, if armed.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        match (
+            self.rto_deadline,
+            self.pacing_wait().filter(|_| self.frozen.is_none()),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next request may leave `len / rate` after this one (or after the previous one's
+    /// slot, if that is later), the wait capped at one timer interval.
+    fn pace(&mut self, now: Time, len: u64) {
+        let Some(rate) = self.cc.pacing_rate().filter(|r| r.is_finite() && *r > 0.0) else {
+            return;
+        };
+        let cap = self.timer_interval();
+        let gap = Duration::try_from_secs_f64(len as f64 / rate).map_or(cap, |g| g.min(cap));
+        self.next_request = self.next_request.max(now).saturating_add(gap);
     }
 
     /// Fires the RTO if it is due: every outstanding unit is declared lost (to be re-requested
     /// under a one-segment window); the receive buffer is kept (§3.3.5 (iii)). Returns true if
     /// it fired.
     pub fn handle_timeout(&mut self, now: Time) -> bool {
+        self.clock = self.clock.max(now);
         match self.rto_deadline {
             Some(t) if t <= now && self.frozen.is_none() => {}
             _ => return false,
@@ -526,6 +588,60 @@ mod tests {
         assert_eq!(p.stats().wireless_holes, 1);
         assert!(!p.in_recovery());
         assert!(p.cwnd() >= 10_000);
+    }
+
+    /// RCP-Rate's request pacing: before a rate sample BBR asks for 2/ln 2 · IW / RTT
+    /// (10 kB / 0.1 s · 2.885 = 288.54 kB/s), so a 1000-byte request holds the next one back
+    /// 1000 / 288 539 s = 3.466 ms, reported by `poll_timeout` and released by the timer.
+    #[test]
+    fn rate_pipe_paces_requests_through_its_timer() {
+        let mut p = ReceiverPipe::new(
+            super::super::RcpCc::Rate.build(1000, 10),
+            RttEstimator::new(
+                Duration::from_secs(1),
+                Duration::from_millis(200),
+                Duration::from_secs(60),
+            ),
+            3,
+            false,
+            0,
+            0,
+        );
+        p.set_request_pacing(true);
+        // No RTT yet: no rate, no pacing.
+        p.on_requested(Time::ZERO, 0, 1000);
+        assert!(p.has_room(1000));
+        p.on_requested(Time::ZERO, 1000, 2000);
+        let t = Time::from_millis(100);
+        assert!(p.on_arrival(t, 0, Some(Duration::from_millis(100))));
+        assert!(p.has_room(1000));
+        p.on_requested(t, 2000, 3000);
+        assert!(!p.has_room(1000), "paced");
+        let due = p.poll_timeout().unwrap();
+        let gap = due.saturating_since(t);
+        assert!(
+            gap.abs_diff(Duration::from_nanos(3_465_736)) < Duration::from_micros(1),
+            "{gap:?}"
+        );
+        // Not yet at 3 ms; free at the reported instant, without firing the RTO.
+        assert!(!p.handle_timeout(t + Duration::from_millis(3)));
+        assert!(!p.has_room(1000));
+        assert!(!p.handle_timeout(due));
+        assert!(p.has_room(1000));
+        // Two requests at once: the second's slot follows the first's.
+        p.on_requested(due, 3000, 4000);
+        p.on_requested(due, 4000, 5000);
+        let gap2 = p.poll_timeout().unwrap().saturating_since(due);
+        assert!(
+            gap2.abs_diff(gap * 2) < Duration::from_micros(2),
+            "{gap2:?}"
+        );
+        // A window-only pipe never reports a pacing instant.
+        let mut q = pipe(false);
+        q.on_requested(Time::ZERO, 0, 1000);
+        q.on_arrival(t, 0, Some(Duration::from_millis(100)));
+        q.on_requested(t, 1000, 2000);
+        assert_eq!(q.poll_timeout(), Some(t + q.rtt().rto()));
     }
 
     #[test]

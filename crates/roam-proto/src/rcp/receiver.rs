@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use roam_wire::{ConnId, Data, Flags, PullBlock, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS};
 
+use super::estimated_facts::HoleJudge;
 use super::pipe::ReceiverPipe;
 use super::reassembly::{RecvBuffer, PIECE_OVERHEAD};
 use super::request_wire::{
@@ -26,6 +27,7 @@ use super::request_wire::{
 };
 use super::{RcpCc, RcpConfig, RcpEvent};
 use crate::linkinfo::LinkInfo;
+use crate::loss_cause::Scheme;
 use crate::Time;
 
 /// Connection state of a receiver.
@@ -93,6 +95,8 @@ pub struct RcpReceiver {
     events: VecDeque<RcpEvent>,
     eof_signalled: bool,
     stats: ReceiverStats,
+    /// Wireless-loss facts estimated from arrivals instead of reported by the link.
+    judge: Option<HoleJudge>,
     /// RCP-STP: request only at status instants (see `docs/RCP.md`).
     status_interval: Option<Duration>,
     next_status: Option<Time>,
@@ -165,10 +169,20 @@ impl RcpReceiver {
             events: VecDeque::new(),
             eof_signalled: false,
             stats: ReceiverStats::default(),
+            judge: None,
             status_interval,
             next_status: None,
             config,
         })
+    }
+
+    /// Estimates the wireless-loss facts itself (`Some(scheme)`): every hole an arrival
+    /// reveals is judged by `scheme` (`crate::loss_cause`) and, if judged wireless, marked
+    /// corrupted as [`RcpReceiver::note_corrupted`] would (ELN, with `eln` on). The host then
+    /// reports no corruption itself (`estimated_facts.rs`). `None` (the default): facts come
+    /// from the host only.
+    pub fn set_loss_estimator(&mut self, scheme: Option<Scheme>) {
+        self.judge = scheme.map(|s| HoleJudge::new(s, self.mss));
     }
 
     /// Connection state.
@@ -370,6 +384,21 @@ impl RcpReceiver {
             .len()
             .min(usize::try_from(limit.saturating_sub(d.seq)).unwrap_or(usize::MAX));
         let accepted = &d.payload[..n];
+        if let Some((from, to)) = self
+            .judge
+            .as_mut()
+            .and_then(|j| j.on_data(now, d.seq, d.seq.saturating_add(n as u64), d.ts_val))
+        {
+            let holes: Vec<u64> = self
+                .pipe
+                .outstanding()
+                .map(|(s, _)| s)
+                .filter(|s| (from..to).contains(s))
+                .collect();
+            for s in holes {
+                self.pipe.note_corrupted(s);
+            }
+        }
         self.buf.insert(d.seq, accepted);
         // Bytes the buffer refused (its piece limit, a hostile sender's fragments) count as
         // lost: the unit stays outstanding and is requested again.

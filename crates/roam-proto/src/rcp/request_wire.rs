@@ -26,14 +26,16 @@ pub(crate) fn pipe_for(config: &RcpConfig, cc: RcpCc, start: u64) -> ReceiverPip
         Duration::from_millis(config.min_rto_ms),
         Duration::from_millis(config.max_rto_ms),
     );
-    ReceiverPipe::new(
+    let mut pipe = ReceiverPipe::new(
         cc.build(mss, config.initial_window),
         rtt,
         config.dup_thresh,
         config.eln,
         u64::from(config.max_window_segments) * mss,
         start,
-    )
+    );
+    pipe.set_request_pacing(cc.paces_requests());
+    pipe
 }
 
 /// REQs a pulled block rides in (its own and the next three, §3.3.1).

@@ -14,6 +14,7 @@ use roam_proto::endpoint::{
     TokenKey,
 };
 use roam_proto::linkinfo::ChannelState;
+use roam_proto::loss_cause::Scheme;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpReceiver};
 use roam_proto::Time;
 use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
@@ -90,6 +91,9 @@ pub struct RcpReceiverParams {
     pub sleep: Option<SleepPolicy>,
     /// Bytes added to each datagram on the wire (for airtime).
     pub header_overhead: u32,
+    /// The receiver estimates wireless-loss facts itself (Spike); the link's corruption
+    /// reports are not passed on.
+    pub estimated_facts: bool,
 }
 
 /// Builds the receiving (requesting) end of an RCP flow.
@@ -258,6 +262,9 @@ impl RcpReceiverAgent {
             if let Some(info) = ctx.link_info(self.p.iface) {
                 c.set_link_info(ctx.now(), &info);
             }
+            if self.p.estimated_facts {
+                c.set_loss_estimator(Some(Scheme::Spike));
+            }
             let path = PathAddrs {
                 path: PathId::PRIMARY,
                 local: (),
@@ -399,7 +406,11 @@ impl Agent for RcpReceiverAgent {
             m.on_rx(packet.payload.len(), r);
         }
         // The header survived: the receiver knows which requested segment was corrupted on
-        // its own wireless hop (per-hole ELN, §3.4.2).
+        // its own wireless hop (per-hole ELN, §3.4.2) — unless it estimates the facts itself.
+        if self.p.estimated_facts {
+            self.after_call(ctx);
+            return;
+        }
         if let (Some(conn), Ok(d)) = (
             self.conn.and_then(|h| self.endpoint.connection_mut(h)),
             Data::decode(&packet.payload),

@@ -6,11 +6,14 @@
 //! protocol = "rcp"
 //! from = "server"          # the RCP sender (serves the object)
 //! to = "mobile"            # the RCP receiver (opens the connection at `start`)
-//! cc = "newreno"           # any shared controller, or "stp" (RCP-STP, receiver only)
+//! cc = "newreno"           # any shared controller, "stp" (RCP-STP) or "rate" (RCP-Rate), both receiver only
 //! [flow.rcp]
 //! eln = true               # per-hole ELN from wireless-corruption reports
 //! sleep = true             # power management: sleep while the channel is bad (meters energy)
 //! energy = true            # meter the receiver interface's energy without sleeping
+//! facts = "oracle"         # or "estimated": the receiver judges each hole itself (Spike,
+//!                          # roam_proto::loss_cause) instead of the link's corruption report;
+//!                          # needs eln = true
 //! idle_w = 1.15            # idle power of the energy model (W)
 //! mss = 1000               # … and every other roam_proto::rcp::RcpConfig field
 //! ```
@@ -41,6 +44,9 @@ pub struct RcpSetup {
     pub energy: Option<PowerModel>,
     /// Sleep policy of the receiver, if any.
     pub sleep: Option<SleepPolicy>,
+    /// Wireless-loss facts estimated by the receiver (`facts = "estimated"`) instead of the
+    /// link's oracle.
+    pub estimated_facts: bool,
 }
 
 /// Checks the `cc` name and the `[flow.rcp]` table. Messages start with the field.
@@ -60,6 +66,12 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         }
     };
     let sleep = flag(&mut table, "sleep")?;
+    let estimated_facts = match table.remove("facts") {
+        None => false,
+        Some(Value::String(f)) if f == "oracle" => false,
+        Some(Value::String(f)) if f == "estimated" => true,
+        Some(_) => return Err("rcp.facts: expected \"oracle\" or \"estimated\"".into()),
+    };
     let energy = flag(&mut table, "energy")?;
     let idle_w = match table.remove("idle_w") {
         None => None,
@@ -78,6 +90,9 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         format!("rcp: {}", wording::serde_message(&e.to_string()))
     })?;
     config.validate().map_err(|e| format!("rcp.{e}"))?;
+    if estimated_facts && !config.eln {
+        return Err("rcp.facts: \"estimated\" feeds ELN; set eln = true".into());
+    }
     let metered = sleep || energy || idle_w.is_some();
     let model = PowerModel {
         idle_w: idle_w.unwrap_or(PowerModel::default().idle_w),
@@ -89,6 +104,7 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         config: Arc::new(config),
         energy: metered.then_some(model),
         sleep: sleep.then(SleepPolicy::default),
+        estimated_facts,
     })
 }
 
@@ -128,6 +144,7 @@ pub(crate) fn agents(setup: &RcpSetup, e: &RcpEnds) -> (Box<dyn Agent>, Box<dyn 
         energy: setup.energy,
         sleep: setup.sleep,
         header_overhead: e.header_overhead,
+        estimated_facts: setup.estimated_facts,
     });
     (sender, receiver)
 }

@@ -103,7 +103,7 @@ pub struct GetArgs {
     /// one flow's share of it, not two).
     #[arg(long)]
     pub uncoupled: bool,
-    /// Receiver congestion controller (newreno, westwood, stp, …).
+    /// Receiver congestion controller (newreno, westwood, cubic, bbr, stp, rate, …).
     #[arg(long, value_name = "CC", default_value = "newreno")]
     pub cc: String,
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
