@@ -102,5 +102,6 @@ pub mod media;
 pub mod r2cp;
 pub mod rcp;
 pub mod rtt;
+pub mod seqspace;
 pub mod source;
 pub mod tcp;
