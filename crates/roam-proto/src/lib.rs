@@ -99,6 +99,7 @@ pub mod endpoint;
 pub mod linkinfo;
 pub mod loss_cause;
 pub mod media;
+pub mod ptcp;
 pub mod r2cp;
 pub mod rcp;
 pub mod rtt;
