@@ -234,3 +234,43 @@ impl SendStream {
         self.persist_deadline
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_offer_is_bounded_by_the_data_and_the_peer_window() {
+        let mut s = SendStream::new(StreamOffset(1), 10_000, 1000);
+        assert_eq!(s.write(&[7; 3000]), 3000);
+        s.take_window(2000);
+        let o = s.offer(StreamOffset(1), StreamOffset(501));
+        assert_eq!((o.avail, o.wnd_room, o.fin_pending), (2500, 1500, false));
+        assert!(s.drained(StreamOffset(3001)) && !s.drained(StreamOffset(3000)));
+        s.close();
+        assert_eq!(s.write(b"late"), 0);
+        assert!(s.fin_pending() && !s.drained(StreamOffset(3001)));
+        s.on_fin_sent();
+        assert!(s.drained(StreamOffset(3001)));
+    }
+
+    /// RFC 1122 §4.2.2.17: the persist timer, armed with nothing outstanding, grants one
+    /// override when it fires; an open window cancels it and its backoff.
+    #[test]
+    fn the_persist_timer_grants_an_override_and_an_open_window_ends_it() {
+        let mut s = SendStream::new(StreamOffset(1), 10_000, 1000);
+        s.take_window(0);
+        s.arm_persist(true, || Time::from_millis(200));
+        s.arm_persist(true, || Time::from_millis(900));
+        assert_eq!(s.deadline(), Some(Time::from_millis(200)), "armed once");
+        s.on_timeout(Time::from_millis(200), true);
+        assert!(s.override_pending() && s.take_override() && !s.take_override());
+        assert_eq!(s.back_off_persist(), 2);
+        s.arm_persist(false, || Time::from_millis(1));
+        assert_eq!(s.deadline(), None, "never with data outstanding");
+        s.arm_persist(true, || Time::from_millis(300));
+        s.take_window(5000);
+        assert_eq!(s.deadline(), None);
+        assert_eq!(s.back_off_persist(), 1, "the backoff restarted");
+    }
+}

@@ -578,3 +578,78 @@ pub(in crate::tcp) fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time>
     let t = a.unwrap_or(Time::MAX).min(b.unwrap_or(Time::MAX));
     (a.is_some() || b.is_some()).then_some(t)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A SACK pipe with a 4-segment initial window, its first sequence number 1.
+    fn pipe() -> SenderPipe {
+        let cfg = TcpConfig {
+            initial_window: 4,
+            ..TcpConfig::default()
+        };
+        SenderPipe::new(&cfg, CcKind::NewReno, 1000, true, PipeSeq(1))
+    }
+
+    fn ack(p: &mut SenderPipe, now: Time, ack: u64, sack: &[SackBlock]) -> PipeAck {
+        let input = PipeAckInput {
+            ack: PipeSeq(ack),
+            sack_blocks: sack,
+            rtt_sample: None,
+            may_be_duplicate: true,
+            window_changed: false,
+            eln: false,
+        };
+        assert!(p.acceptable(input.ack));
+        p.on_ack(now, &input)
+    }
+
+    /// A pipe alone, without a stream: its room is its window, it sends in its own sequence
+    /// space, and three SACKed segments above a hole cut its window, reported as `shrunk`.
+    #[test]
+    fn a_pipe_reports_its_room_and_a_shrunk_window() {
+        let mut p = pipe();
+        assert_eq!(p.room(), 4000);
+        for k in 0..4u64 {
+            let seg = p.send_new(Time::ZERO, 1000, false);
+            assert_eq!((seg.seq, seg.retransmission), (1 + k * 1000, false));
+        }
+        assert_eq!((p.room(), p.snd_nxt()), (0, PipeSeq(4001)));
+        let t = Time::from_millis(100);
+        let mut shrunk = Vec::new();
+        for end in [2001, 3001, 4001] {
+            let sack = [SackBlock { start: 1001, end }];
+            shrunk.push(ack(&mut p, t, 1, &sack).shrunk);
+        }
+        assert_eq!(
+            shrunk,
+            [false, false, true],
+            "the third SACK starts recovery"
+        );
+        assert!(p.cwnd() < 4000);
+        let lost = p.next_lost().expect("the hole is lost");
+        assert_eq!(lost.seq, 1);
+        let (pipe, window) = p.pipe_and_window();
+        let re = p.retransmit_lost(t, lost, pipe, window).expect("forced");
+        assert!(re.retransmission);
+        let done = ack(&mut p, t, 4001, &[]);
+        assert_eq!((done.acked, done.emptied), (4000, true));
+    }
+
+    /// The retransmission timer: expired with data outstanding, the pipe times out
+    /// (`on_rto`), its window collapses and everything outstanding is to be retransmitted.
+    #[test]
+    fn a_pipe_times_out() {
+        let mut p = pipe();
+        p.send_new(Time::ZERO, 1000, false);
+        p.send_new(Time::ZERO, 1000, false);
+        let rto = p.deadline().expect("the RTO is armed");
+        assert!(!p.take_expired_rto(Time::ZERO));
+        assert!(p.take_expired_rto(rto));
+        assert!(p.on_rto(rto));
+        assert_eq!(p.cwnd(), 1000);
+        assert_eq!(p.stats().timeouts, 1);
+        assert_eq!(p.next_lost().map(|s| s.seq), Some(1));
+    }
+}
