@@ -81,6 +81,8 @@ struct Stripe {
 pub struct Bindings {
     /// The first stream offset never bound.
     next_new: StreamOffset,
+    /// The stream's cumulative acknowledgement (pACK): nothing below it needs a pipe.
+    acked: StreamOffset,
     /// Stream bytes unbound from a shrunk window, bound again before new data (lowest first).
     unbound: RangeSet,
     /// Redundant stripes waiting for another pipe, oldest first.
@@ -93,6 +95,7 @@ impl Bindings {
     pub fn new(first: StreamOffset) -> Self {
         Bindings {
             next_new: first,
+            acked: first,
             ..Bindings::default()
         }
     }
@@ -210,6 +213,7 @@ impl Bindings {
     /// The peer acknowledged the stream below `ack` (pACK): nothing there needs a pipe any
     /// more.
     pub fn on_stream_ack(&mut self, ack: StreamOffset) {
+        self.acked = self.acked.max(ack);
         self.unbound.remove(0, ack.0);
         self.stripes
             .retain(|s| s.offset.plus(u64::from(s.len)) > ack);
@@ -219,7 +223,8 @@ impl Bindings {
     /// (SND.UNA + cwnd); the bytes bound at and beyond it are unbound at once, for another
     /// pipe to take (§3, "Dynamic Reassignment"). A binding that straddles the edge stays (the
     /// pipe sends whole segments). Redundant copies are dropped without returning their bytes
-    /// (another pipe holds them). Returns the bytes made available.
+    /// (another pipe holds them), and bytes the stream acknowledgement already covers are not
+    /// returned either. Returns the bytes made available.
     pub fn unbind_beyond(&mut self, pipe: PipeId, edge: PipeSeq) -> u64 {
         let Some(t) = self.pipes.get_mut(pipe.0) else {
             return 0;
@@ -227,10 +232,10 @@ impl Bindings {
         let mut freed = 0;
         while let Some(e) = t.entries.back().copied().filter(|e| e.bound.seq >= edge) {
             t.entries.pop_back();
-            if !e.copy {
-                let b = e.bound;
-                self.unbound.insert(b.offset.0, b.offset_end().0);
-                freed += u64::from(b.len);
+            let (start, end) = (e.bound.offset.max(self.acked), e.bound.offset_end());
+            if !e.copy && start < end {
+                self.unbound.insert(start.0, end.0);
+                freed += end.since(start);
             }
         }
         freed
@@ -395,8 +400,142 @@ mod tests {
         // The stream acknowledgement covers the unbound bytes: nothing is reassigned.
         b.on_stream_ack(StreamOffset(4000));
         assert_eq!(b.unbound_bytes(), 0);
+        // Nor is what a shrinking pipe still holds below it.
+        let mut c = Bindings::new(StreamOffset(0));
+        let q = c.add_pipe();
+        bind_n(&mut c, q, 1, 3, 10_000);
+        c.on_stream_ack(StreamOffset(1500));
+        assert_eq!(c.unbind_beyond(q, PipeSeq(1)), 1500);
+        assert_eq!(c.unbound.first(), Some(1500));
         let next = b.bind(p1, PipeSeq(1), MSS, StreamOffset(10_000)).unwrap();
         assert_eq!(next.offset, StreamOffset(4000));
+    }
+
+    mod props {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        /// One step of a random history of three pipes.
+        #[derive(Debug, Clone)]
+        enum Op {
+            /// Pipe asks for up to `len` bytes at its next sequence number; `more` bytes written.
+            Bind { pipe: usize, len: u32, more: u64 },
+            /// Pipe's window shrinks to `keep` of its bindings.
+            Shrink { pipe: usize, keep: usize },
+            /// Pipe times out.
+            Timeout { pipe: usize },
+            /// Pipe acknowledges its first `n` bindings.
+            PipeAck { pipe: usize, n: usize },
+            /// The stream is acknowledged up to a fraction (in 1/8) of what was bound.
+            StreamAck { eighths: u64 },
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                4 => (0..3usize, 1..3000u32, 0..5000u64)
+                    .prop_map(|(pipe, len, more)| Op::Bind { pipe, len, more }),
+                1 => (0..3usize, 0..6usize).prop_map(|(pipe, keep)| Op::Shrink { pipe, keep }),
+                1 => (0..3usize).prop_map(|pipe| Op::Timeout { pipe }),
+                1 => (0..3usize, 0..4usize).prop_map(|(pipe, n)| Op::PipeAck { pipe, n }),
+                1 => (0..9u64).prop_map(|eighths| Op::StreamAck { eighths }),
+            ]
+        }
+
+        proptest! {
+            /// Whatever the history, no stream byte is lost or bound twice: every byte below
+            /// the first never bound is acknowledged, delivered by a pipe, unbound, waiting in
+            /// a stripe, or bound to a pipe (as its own or as a copy after a stripe); no byte
+            /// is both unbound and a pipe's own; no two pipes own a byte at once; a pipe's
+            /// bindings are in order.
+            #[test]
+            fn no_byte_is_lost_or_owned_twice(ops in proptest::collection::vec(op(), 1..200)) {
+                let mut b = Bindings::new(StreamOffset(0));
+                let pipes = [b.add_pipe(), b.add_pipe(), b.add_pipe()];
+                let mut next_seq = [1u64; 3];
+                let mut written = 0u64;
+                let mut stream_ack = 0u64;
+                // Bytes a pipe acknowledged (delivered, maybe not yet stream-acknowledged).
+                let mut delivered = RangeSet::new();
+                for op in ops {
+                    match op {
+                        Op::Bind { pipe, len, more } => {
+                            written += more;
+                            let seq = PipeSeq(next_seq[pipe]);
+                            if let Some(g) = b.bind(pipes[pipe], seq, len, StreamOffset(written)) {
+                                prop_assert!(g.len >= 1 && g.len <= len);
+                                prop_assert!(g.offset_end().0 <= written);
+                                next_seq[pipe] = g.seq_end().0;
+                            }
+                        }
+                        Op::Shrink { pipe, keep } => {
+                            let edge = b.bound(pipes[pipe]).nth(keep).map(|g| g.seq);
+                            if let Some(edge) = edge {
+                                b.unbind_beyond(pipes[pipe], edge);
+                                next_seq[pipe] = edge.0;
+                            }
+                        }
+                        Op::Timeout { pipe } => {
+                            let first = b.bound(pipes[pipe]).next();
+                            if let Some(first) = first {
+                                b.stripe_redundantly(pipes[pipe], first.seq);
+                            }
+                        }
+                        Op::PipeAck { pipe, n } => {
+                            let acked: Vec<Bound> = b.bound(pipes[pipe]).take(n).collect();
+                            if let Some(last) = acked.last() {
+                                for g in &acked {
+                                    delivered.insert(g.offset.0, g.offset_end().0);
+                                }
+                                b.on_pipe_ack(pipes[pipe], last.seq_end());
+                            }
+                        }
+                        Op::StreamAck { eighths } => {
+                            // Only what was delivered contiguously can be acknowledged.
+                            let candidate = b.next_new().0 * eighths / 8;
+                            let upto = delivered.end_of(stream_ack).unwrap_or(stream_ack);
+                            let ack = candidate.min(upto).max(stream_ack);
+                            stream_ack = ack;
+                            b.on_stream_ack(StreamOffset(ack));
+                        }
+                    }
+                    // Ownership: a pipe's own bindings are disjoint across pipes and from the
+                    // unbound bytes; every pipe's bindings are in sequence order.
+                    let mut owned = RangeSet::new();
+                    let mut covered = RangeSet::new();
+                    for &p in &pipes {
+                        let mut last_end = 0;
+                        for e in &b.pipes[p.0].entries {
+                            let g = e.bound;
+                            prop_assert!(g.seq.0 >= last_end, "pipe bindings out of order");
+                            last_end = g.seq_end().0;
+                            covered.insert(g.offset.0, g.offset_end().0);
+                            if !e.copy {
+                                let (s, t) = (g.offset.0, g.offset_end().0);
+                                prop_assert!(owned.iter().all(|(a, z)| z <= s || a >= t),
+                                    "a byte owned twice");
+                                owned.insert(s, t);
+                            }
+                        }
+                    }
+                    for (s, t) in b.unbound.iter() {
+                        prop_assert!(s >= stream_ack);
+                        prop_assert!(owned.iter().all(|(a, z)| z <= s || a >= t),
+                            "a byte both unbound and owned");
+                        covered.insert(s, t);
+                    }
+                    for (s, t) in delivered.iter() {
+                        covered.insert(s, t);
+                    }
+                    // A stripe not yet taken holds its bytes for the next other pipe.
+                    for st in &b.stripes {
+                        covered.insert(st.offset.0, st.offset.plus(u64::from(st.len)).0);
+                    }
+                    covered.insert(0, stream_ack);
+                    prop_assert!(covered.contains(0, b.next_new().0), "a byte was lost");
+                }
+            }
+        }
     }
 
     #[test]
