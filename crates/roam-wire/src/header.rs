@@ -36,6 +36,8 @@ pub enum PacketType {
     Media = 0x04,
     /// Reserved: RCP-ATL receiver report.
     MediaReport = 0x05,
+    /// A pTCP datagram: the pTCP header and a pipe segment (see [`crate::PtcpSegment`]).
+    Ptcp = 0x06,
 }
 
 impl PacketType {
@@ -47,6 +49,7 @@ impl PacketType {
             0x03 => Ok(Self::Data),
             0x04 => Ok(Self::Media),
             0x05 => Ok(Self::MediaReport),
+            0x06 => Ok(Self::Ptcp),
             other => Err(crate::DecodeError::UnknownPacketType(other)),
         }
     }
@@ -228,10 +231,10 @@ mod tests {
     #[test]
     fn header_with_unknown_packet_type_is_rejected() {
         let mut bytes = encoded(&sample());
-        bytes[1] = 0x06;
+        bytes[1] = 0xee;
         assert_eq!(
             Header::decode(&bytes),
-            Err(DecodeError::UnknownPacketType(0x06))
+            Err(DecodeError::UnknownPacketType(0xee))
         );
     }
 
@@ -262,6 +265,7 @@ mod tests {
             PacketType::Data,
             PacketType::Media,
             PacketType::MediaReport,
+            PacketType::Ptcp,
         ] {
             assert_eq!(PacketType::from_u8(t as u8), Ok(t));
         }

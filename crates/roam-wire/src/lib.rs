@@ -15,6 +15,7 @@ mod error;
 mod header;
 mod media;
 mod options;
+mod ptcp;
 mod reader;
 mod request;
 mod segment;
@@ -31,6 +32,7 @@ pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
     MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
 };
+pub use ptcp::{PtcpHeader, PtcpSegment, PTCP_HEADER_LEN};
 pub use request::{
     PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS, PULL_BLOCK_LEN,
     REQUEST_FIXED_LEN, SYN_MIN_LEN,

@@ -23,8 +23,8 @@
 use std::fmt::{self, Display, Formatter};
 
 use crate::{
-    Data, Flags, Header, MediaPacket, MediaReport, PacketType, ProbeKind, Request, RequestMode,
-    Segment, UNKNOWN_LENGTH,
+    Data, Flags, Header, MediaPacket, MediaReport, PacketType, ProbeKind, PtcpSegment, Request,
+    RequestMode, Segment, UNKNOWN_LENGTH,
 };
 
 /// Displays a datagram in one line (see the module documentation).
@@ -41,6 +41,14 @@ impl Display for Summary<'_> {
             PacketType::Segment => Segment::decode(bytes).map(|s| segment(f, &s)),
             PacketType::Request => Request::decode(bytes).map(|r| request(f, &r)),
             PacketType::Data => Data::decode(bytes).map(|d| data(f, &d)),
+            PacketType::Ptcp => PtcpSegment::decode(bytes).map(|p| {
+                write!(
+                    f,
+                    "ptcp {}>{} pseq={} pack={} ",
+                    p.ptcp.src.0, p.ptcp.dst.0, p.ptcp.seq, p.ptcp.ack
+                )
+                .and_then(|()| segment(f, &p.segment))
+            }),
             PacketType::Media => MediaPacket::decode(bytes).map(|m| {
                 write!(
                     f,

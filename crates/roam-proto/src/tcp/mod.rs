@@ -36,4 +36,7 @@ pub use loss_rate::RecentLossRate;
 pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
 pub use receiver::Receiver;
 pub use scoreboard::{Scoreboard, SentSegment};
-pub use sender::{Sender, SenderStats, TxSegment};
+pub use sender::{
+    IdentityBinding, PipeAck, PipeAckInput, SendStream, Sender, SenderPipe, SenderStats,
+    StreamOffer, TxSegment,
+};

@@ -2,13 +2,13 @@
 //! the wireless exceptions — TCP-ELN marks (rcp-r2cp.txt §3.4.2) and the last-link PER
 //! heuristic (last-link-heuristics.txt §3.3) retransmit without cutting the window.
 
-use super::{Recovery, Sender};
+use super::{Recovery, SenderPipe};
 use crate::cc::{LossCause, LossEvent};
 use crate::tcp::probing::ProbeTrigger;
 use crate::tcp::RecoveryMode;
 use crate::Time;
 
-impl Sender {
+impl SenderPipe {
     /// Starts, advances or ends a loss-recovery episode after an acknowledgement
     /// (RFC 6582 / RFC 6675 entry, partial and full ACKs, window inflation), with the ELN and
     /// PER-heuristic exceptions and TCP-Probing's dup-ACK trigger.

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use roam_wire::ProbeOption;
 
-use super::{Recovery, Sender};
+use super::{Recovery, SenderPipe};
 use crate::cc::{LossCause, LossEvent};
 use crate::tcp::probing::{ProbeCycle, ProbeDecision, ProbeTrigger};
 use crate::Time;
 
-impl Sender {
+impl SenderPipe {
     /// True while a TCP-Probing probe cycle suspends data transmission.
     pub fn probing(&self) -> bool {
         self.probe.is_some()
