@@ -46,8 +46,7 @@ impl PathView {
     pub fn arrival_delay(&self) -> Duration {
         match self.rate {
             Some(rate) if rate > 0 => {
-                let bdp = u64::try_from(u128::from(rate) * self.min_rtt.as_nanos() / 1_000_000_000)
-                    .unwrap_or(u64::MAX);
+                let bdp = bytes_in(self.min_rtt, rate);
                 let queued = self.outstanding.saturating_sub(bdp);
                 self.min_rtt + drain_time(queued, rate)
             }
@@ -75,10 +74,15 @@ impl PathView {
     }
 }
 
-/// Time to deliver `bytes` at `rate` bytes/s.
-fn drain_time(bytes: u64, rate: u64) -> Duration {
+/// Time to deliver `bytes` at `rate` bytes/s (saturating).
+pub(crate) fn drain_time(bytes: u64, rate: u64) -> Duration {
     let ns = u128::from(bytes) * 1_000_000_000 / u128::from(rate.max(1));
     Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
+/// Bytes delivered in `time` at `rate` bytes/s (saturating): the inverse of [`drain_time`].
+pub(crate) fn bytes_in(time: Duration, rate: u64) -> u64 {
+    u64::try_from(u128::from(rate) * time.as_nanos() / 1_000_000_000).unwrap_or(u64::MAX)
 }
 
 /// A pipe's delay budget: how long a unit requested through it may take to arrive before the

@@ -102,13 +102,10 @@ impl R2cpReceiver {
             .outstanding()
             .next()
             .map_or(0, |(first, _)| local.saturating_sub(first));
-        let queued = match s.est.rate() {
-            Some(rate) => {
-                let ns = u128::from(ahead) * 1_000_000_000 / u128::from(rate);
-                Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
-            }
-            None => Duration::ZERO,
-        };
+        let queued = s
+            .est
+            .rate()
+            .map_or(Duration::ZERO, |rate| hol::drain_time(ahead, rate));
         due.max(now.saturating_add(queued))
     }
 
@@ -137,19 +134,12 @@ impl R2cpReceiver {
             .filter_map(|j| self.slots[j].est.rate())
             .max()
             .map_or(0, |rate| {
-                let wait = head_due
-                    .saturating_since(now)
-                    .as_nanos()
-                    .min(u128::from(u64::MAX));
-                u64::try_from(u128::from(rate) * wait / 1_000_000_000).unwrap_or(u64::MAX)
+                hol::bytes_in(head_due.saturating_since(now), rate)
             });
         let horizon = head.saturating_add(reach.min(MAX_RESCUE * self.mss).max(1));
         let mut offset = head;
-        while let Some((gs, i, local)) = self.next_held(offset) {
-            if gs >= horizon || self.buf.has(gs, gs + 1) {
-                if gs >= horizon {
-                    break;
-                }
+        while let Some((gs, i, local)) = self.next_held(offset).filter(|&(g, ..)| g < horizon) {
+            if self.buf.has(gs, gs + 1) {
                 offset = gs + 1;
                 continue;
             }
@@ -169,18 +159,20 @@ impl R2cpReceiver {
             }
             let due = self.expected(now, i, local);
             let len = ge - gs;
-            let candidates: Vec<(usize, PathView)> = (0..self.slots.len())
-                .filter(|&j| {
-                    self.slots[j].binding.local(gs).is_none()
-                        && self.takes_units(j)
-                        && self.slots[j].pipe.has_room(len)
-                        && !self.secondary_waits(j, len)
-                })
-                .map(|j| (j, self.view(j)))
-                .collect();
-            if candidates.is_empty() {
+            // The pipes that could bring it (not already holding it), without collecting them:
+            // this runs every scheduling round.
+            let can = |j: usize| {
+                self.slots[j].binding.local(gs).is_none()
+                    && self.takes_units(j)
+                    && self.slots[j].pipe.has_room(len)
+                    && !self.secondary_waits(j, len)
+            };
+            if !(0..self.slots.len()).any(can) {
                 break;
             }
+            let candidates = (0..self.slots.len())
+                .filter(|&j| can(j))
+                .map(|j| (j, self.view(j)));
             let Some(t) = hol::hole_rescue(now, due, candidates) else {
                 continue;
             };
@@ -206,8 +198,9 @@ impl R2cpReceiver {
     /// Where a hole of slot `i` (or a reassigned range: `i` out of range) goes under
     /// head-of-line awareness: to the pipe whose data would arrive first — taking units, within
     /// its delay budget, and counting, for a pipe without room in its window, the wait for its
-    /// next arrival to make room (`hol::PathView::room_wait`). `None` when that pipe has no room now: the hole waits for it
-    /// rather than go to a pipe that would bring it later (the pipe that lost it wins ties).
+    /// next arrival to make room (`hol::PathView::room_wait`). `None` when that pipe has no
+    /// room now: the hole waits for it rather than go to a pipe that would bring it later (the
+    /// pipe that lost it wins ties).
     pub(super) fn earliest_arrival(&self, i: usize, len: u64) -> Option<usize> {
         let mut best: Option<(Duration, bool, usize)> = None;
         for j in 0..self.slots.len() {

@@ -300,10 +300,11 @@ impl R2cpReceiver {
             // Under head-of-line awareness the lowest missing range goes first, whether it
             // waits for reassignment or was never requested (a gap the rank left below the
             // reassigned ranges would otherwise wait for all of them).
-            if self.hol_applies() && self.pending.first().is_some_and(|p| p < s) {
+            let hol = self.hol_applies();
+            if hol && self.pending.first().is_some_and(|p| p < s) {
                 return;
             }
-            let target = if self.hol_applies() {
+            let target = if hol {
                 self.earliest_arrival(usize::MAX, e - s)
             } else {
                 self.by_arrival().into_iter().find(|&j| {
