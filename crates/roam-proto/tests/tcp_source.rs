@@ -18,9 +18,13 @@ fn transfer_from_source(pair: &mut Pair, data: &[u8], limit: f64) {
     let mut pushed = 0u64;
     let mut closed = false;
     let end = roam_proto::Time::from_secs_f64(limit);
+    // The same loop as `Pair::transfer`: a writer with bytes left tries again a millisecond
+    // later, and the close comes on the round after the last byte went in.
     while pair.now < end {
-        pushed += pair.client.push(data.len() as u64 - pushed);
-        if pushed == data.len() as u64 && !closed {
+        if pushed < data.len() as u64 {
+            pushed += pair.client.push(data.len() as u64 - pushed);
+            pair.writer_waiting = pushed < data.len() as u64;
+        } else if !closed {
             pair.client.close();
             closed = true;
         }

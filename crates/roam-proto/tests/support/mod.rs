@@ -66,7 +66,7 @@ pub struct Pair {
     /// writes again every millisecond while it has data left.
     pub write_budget: usize,
     /// The client application still has data to write (set by [`Pair::transfer_with`]).
-    writer_waiting: bool,
+    pub writer_waiting: bool,
 }
 
 impl Pair {
