@@ -116,7 +116,7 @@ impl Slot {
     /// forgotten by the estimate.
     pub fn forget_unit(&mut self, now: Time, local: u64) {
         self.binding.unbind(local);
-        self.pipe.on_arrival(now, local, None);
+        self.pipe.forget(now, local);
         self.est.forget(local);
     }
 

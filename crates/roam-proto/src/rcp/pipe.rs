@@ -18,6 +18,16 @@
 //!   counted, so a lost re-request is detected exactly like a first loss and never needs a
 //!   timeout (§3.3.5 (ii));
 //! * one window cut per window of data (RFC 6582's `recover` guard);
+//! * **reordering** (ours; RCP assumes a path that keeps order, real ones do not always —
+//!   Wi-Fi aggregation, cellular bearers, a user-space wire): a unit declared lost whose
+//!   *original* request is then answered (it arrives before it was asked again, or its DATA
+//!   echoes a request older than the re-request) was a spurious loss. The pipe then raises
+//!   its threshold to the reordering it saw, as Linux raises `tp->reordering` (capped at
+//!   [`MAX_REORDER_THRESH`]), undoes the window cut if that hole alone caused it (RFC 4015's
+//!   response, Linux's undo), and from then on also declares a unit lost on time, as RACK
+//!   does (RFC 8985 §6.2): once the base threshold of later units has arrived and it is a
+//!   round trip plus a quarter of the base RTT old. On a path that never reorders, nothing
+//!   of this ever runs, and the pipe is the paper's;
 //! * a timeout marks everything outstanding lost but keeps the receive buffer (§3.3.5 (iii));
 //! * with ELN, a hole the host reported as wireless corruption is re-requested without a
 //!   congestion response, hole by hole (§3.4.2);
@@ -52,6 +62,27 @@ struct Unit {
     corrupted: bool,
     /// Times this unit was re-requested.
     rerequests: u32,
+    /// When it was last requested.
+    requested_at: Time,
+    /// Declared lost by later arrivals (not by a timeout), at this count of the pipe's
+    /// arrivals: if its original request is answered after all, the loss was spurious.
+    threshold_loss_at: Option<u64>,
+}
+
+/// The highest reordering threshold a pipe learns (units; Linux caps `tp->reordering` at
+/// `tcp_max_reordering`, 300 segments; a receiver-driven pipe also has its timeout and,
+/// under R²CP, other pipes, so a lower cap loses little).
+pub const MAX_REORDER_THRESH: u32 = 64;
+
+/// The recovery episode in progress: what to restore if its loss turns out spurious.
+#[derive(Debug, Clone, Copy)]
+struct Episode {
+    /// The hole that started it.
+    hole: u64,
+    /// Congestion holes declared in it.
+    holes: u32,
+    cwnd: u64,
+    ssthresh: u64,
 }
 
 /// Counters of one pipe.
@@ -67,6 +98,10 @@ pub struct PipeStats {
     pub wireless_holes: u64,
     /// Window reductions (recovery episodes entered).
     pub recoveries: u64,
+    /// Units declared lost whose original request was answered after all (reordering).
+    pub spurious_holes: u64,
+    /// Window reductions undone because the one hole behind them was spurious.
+    pub undone: u64,
 }
 
 /// What happened to the pipe's timers while it was frozen.
@@ -81,6 +116,12 @@ pub struct ReceiverPipe {
     cc: Box<dyn CongestionController>,
     rtt: RttEstimator,
     dup_thresh: u32,
+    /// Later arrivals that declare a unit lost: `dup_thresh` until reordering is seen.
+    reorder_thresh: u32,
+    /// Arrivals of requested units so far.
+    arrivals: u64,
+    /// The recovery episode in progress.
+    episode: Option<Episode>,
     eln: bool,
     max_window: u64,
     units: BTreeMap<u64, Unit>,
@@ -122,6 +163,9 @@ impl ReceiverPipe {
             cc,
             rtt,
             dup_thresh: dup_thresh.max(1),
+            reorder_thresh: dup_thresh.max(1),
+            arrivals: 0,
+            episode: None,
             eln,
             max_window: if max_window == 0 {
                 u64::MAX
@@ -275,6 +319,7 @@ impl ReceiverPipe {
                 u.later_arrivals = 0;
                 u.corrupted = false;
                 u.rerequests += 1;
+                u.requested_at = now;
                 self.stats.rerequests += 1;
             }
             None => {
@@ -287,6 +332,8 @@ impl ReceiverPipe {
                         lost: false,
                         corrupted: false,
                         rerequests: 0,
+                        requested_at: now,
+                        threshold_loss_at: None,
                     },
                 );
                 self.live.insert(serial, start);
@@ -310,12 +357,24 @@ impl ReceiverPipe {
     /// DATA for the unit starting at `start` arrived. `rtt` is the sample it carries (from the
     /// echoed request timestamp). Returns false if no such unit was outstanding (a duplicate).
     pub fn on_arrival(&mut self, now: Time, start: u64, rtt: Option<Duration>) -> bool {
+        self.settle(now, start, rtt, true)
+    }
+
+    /// Settles the unit at `start` without its DATA having come through this pipe (it arrived
+    /// through another, or lies beyond the object, or the unit moves to another pipe): as an
+    /// arrival for the units requested before it, but no evidence of reordering.
+    pub fn forget(&mut self, now: Time, start: u64) -> bool {
+        self.settle(now, start, None, false)
+    }
+
+    fn settle(&mut self, now: Time, start: u64, rtt: Option<Duration>, arrived: bool) -> bool {
         self.clock = self.clock.max(now);
         let cum_before = self.cumulative_point();
         let Some(unit) = self.units.remove(&start) else {
             return false;
         };
         let len = unit.end.saturating_sub(start);
+        self.arrivals += 1;
         if unit.lost {
             self.lost.remove(&start);
         } else {
@@ -326,15 +385,37 @@ impl ReceiverPipe {
             self.rtt.on_sample(sample);
             self.cc.on_rtt_sample(now, sample, self.rtt.min_rtt());
         }
+        if let Some(at) = unit.threshold_loss_at.filter(|_| arrived) {
+            if Self::answers_original(now, &unit, rtt) {
+                self.on_spurious_hole(start, at);
+            }
+        }
         // §3.3.5 (i): every unit requested before this one gains one out-of-order arrival.
+        // After reordering was seen, also on time (RACK, RFC 8985 §6.2: a round trip plus a
+        // reordering window of a quarter of the base RTT after its request).
+        let timed = (self.reorder_thresh > self.dup_thresh).then(|| {
+            let min_rtt = self.rtt.min_rtt();
+            let rtt_now = rtt
+                .or(self.rtt.srtt())
+                .unwrap_or_else(|| self.rtt.srtt_or_initial());
+            rtt_now.saturating_add(if min_rtt == Duration::MAX {
+                Duration::ZERO
+            } else {
+                min_rtt / 4
+            })
+        });
         let mut newly_lost = Vec::new();
         for (&serial, &s) in self.live.range(..unit.serial) {
             let Some(u) = self.units.get_mut(&s) else {
                 continue;
             };
             u.later_arrivals += 1;
-            if u.later_arrivals >= self.dup_thresh {
+            let late = timed.is_some_and(|wait| {
+                u.later_arrivals >= self.dup_thresh && now.saturating_since(u.requested_at) >= wait
+            });
+            if u.later_arrivals >= self.reorder_thresh || late {
                 u.lost = true;
+                u.threshold_loss_at = Some(self.arrivals);
                 newly_lost.push((s, u.end, u.corrupted, serial));
             }
         }
@@ -387,6 +468,40 @@ impl ReceiverPipe {
         true
     }
 
+    /// Whether the arrival of `unit` answers a request older than its latest one: it was never
+    /// asked again, or its DATA echoes a timestamp from before the re-request (the echo has
+    /// microsecond resolution: one microsecond of margin).
+    fn answers_original(now: Time, unit: &Unit, rtt: Option<Duration>) -> bool {
+        unit.lost
+            || rtt.is_some_and(|r| {
+                r > now
+                    .saturating_since(unit.requested_at)
+                    .saturating_add(Duration::from_micros(1))
+            })
+    }
+
+    /// The unit at `start`, declared lost at arrival count `at`, was not lost: the path
+    /// reorders by at least the arrivals counted since. The threshold learns it, and a window
+    /// cut that this hole alone caused is undone.
+    fn on_spurious_hole(&mut self, start: u64, at: u64) {
+        self.stats.spurious_holes += 1;
+        let seen = self
+            .arrivals
+            .saturating_sub(at)
+            .saturating_add(u64::from(self.reorder_thresh));
+        let learnt = u32::try_from(seen)
+            .unwrap_or(u32::MAX)
+            .min(MAX_REORDER_THRESH);
+        self.reorder_thresh = self.reorder_thresh.max(learnt);
+        if let Some(ep) = self.episode.filter(|e| e.hole == start && e.holes == 1) {
+            self.cc.set_window(ep.cwnd, Some(ep.ssthresh));
+            self.episode = None;
+            self.in_recovery = false;
+            self.recover = None;
+            self.stats.undone += 1;
+        }
+    }
+
     /// A newly declared hole: ELN holes are re-requested without a window cut; the first
     /// congestion hole of a window starts a recovery episode.
     fn on_hole(&mut self, now: Time, start: u64, corrupted: bool) {
@@ -398,9 +513,18 @@ impl ReceiverPipe {
             LossCause::DupAcks
         };
         if cause == LossCause::DupAcks && self.recover.is_some_and(|r| start < r) {
+            if let Some(ep) = self.episode.as_mut() {
+                ep.holes += 1;
+            }
             return; // Same window as an episode already answered (RFC 6582 §3.2 step 1).
         }
         if cause == LossCause::DupAcks {
+            self.episode = Some(Episode {
+                hole: start,
+                holes: 1,
+                cwnd: self.cc.window(),
+                ssthresh: self.cc.ssthresh(),
+            });
             self.recover = Some(self.highest_requested);
             self.in_recovery = true;
             self.stats.recoveries += 1;
@@ -466,13 +590,17 @@ impl ReceiverPipe {
         true
     }
 
+    /// Every outstanding unit lost, by a timeout or a sleep: an arrival answering an old
+    /// request after this says nothing about reordering, and no window cut is undone.
     fn mark_all_lost(&mut self) {
         for (&s, u) in self.units.iter_mut() {
             u.lost = true;
+            u.threshold_loss_at = None;
             self.lost.insert(s);
         }
         self.live.clear();
         self.in_flight = 0;
+        self.episode = None;
     }
 
     /// Stops the pipe's timers and requests (the host sleeps, §3.4.4).
@@ -574,6 +702,74 @@ mod tests {
         p.on_arrival(Time::from_millis(200), 8000, None);
         assert_eq!(p.next_lost(), Some((0, 1000)));
         assert_eq!(p.stats().timeouts, 0);
+    }
+
+    #[test]
+    fn a_reordered_unit_is_a_spurious_loss_the_pipe_learns_and_undoes() {
+        let mut p = pipe(false);
+        request(&mut p, 12);
+        let cwnd = p.cwnd();
+        // Unit 0 arrives after 1, 2, 3: declared lost, window cut.
+        for s in [1, 2, 3] {
+            p.on_arrival(Time::from_millis(100), s * 1000, None);
+        }
+        assert_eq!(p.next_lost(), Some((0, 1000)));
+        assert!(p.cwnd() < cwnd);
+        // Its original request is answered before it was asked again: not lost.
+        assert!(p.on_arrival(Time::from_millis(101), 0, None));
+        assert_eq!(p.stats().spurious_holes, 1);
+        assert_eq!(p.stats().undone, 1);
+        assert!(p.cwnd() >= cwnd, "the cut that hole alone caused is undone");
+        assert!(!p.in_recovery());
+        // The same reordering again (4 arrives after 5, 6, 7) is no loss now.
+        for s in [5, 6, 7] {
+            p.on_arrival(Time::from_millis(102), s * 1000, None);
+        }
+        assert_eq!(p.next_lost(), None);
+        assert_eq!(p.stats().congestion_holes, 1);
+        // A real loss is still found: by count (8, 9, 10, 11 after it), or on time.
+        p.on_arrival(Time::from_millis(103), 4000, None);
+        for s in [9, 10] {
+            p.on_arrival(Time::from_millis(104), s * 1000, None);
+        }
+        assert_eq!(
+            p.next_lost(),
+            None,
+            "under the learnt threshold, not yet late"
+        );
+        p.on_arrival(Time::from_millis(2000), 11_000, None);
+        assert_eq!(
+            p.next_lost(),
+            Some((8000, 9000)),
+            "late by a round trip plus a quarter of the base RTT"
+        );
+    }
+
+    #[test]
+    fn the_answer_to_a_rerequest_is_not_taken_for_reordering() {
+        let mut p = pipe(false);
+        request(&mut p, 8);
+        for s in [1, 2, 3] {
+            p.on_arrival(Time::from_millis(100), s * 1000, None);
+        }
+        p.on_requested(Time::from_millis(100), 0, 1000);
+        // The re-request's answer: its echo is younger than the re-request.
+        assert!(p.on_arrival(Time::from_millis(150), 0, Some(Duration::from_millis(50))));
+        assert_eq!(p.stats().spurious_holes, 0);
+        assert_eq!(p.stats().undone, 0);
+    }
+
+    #[test]
+    fn the_original_answered_after_a_rerequest_is_spurious() {
+        let mut p = pipe(false);
+        request(&mut p, 8);
+        for s in [1, 2, 3] {
+            p.on_arrival(Time::from_millis(100), s * 1000, None);
+        }
+        p.on_requested(Time::from_millis(100), 0, 1000);
+        // Its echo is older than the re-request (the original request at t = 0).
+        assert!(p.on_arrival(Time::from_millis(110), 0, Some(Duration::from_millis(110))));
+        assert_eq!(p.stats().spurious_holes, 1);
     }
 
     #[test]

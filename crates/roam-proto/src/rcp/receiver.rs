@@ -522,7 +522,7 @@ impl RcpReceiver {
             }
             if self.buf.has(s, e) {
                 // Arrived after all (spurious hole): settle it without a request.
-                self.pipe.on_arrival(now, s, None);
+                self.pipe.forget(now, s);
                 continue;
             }
             self.pipe.on_requested(now, s, e);

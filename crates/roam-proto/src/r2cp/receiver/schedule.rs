@@ -177,7 +177,7 @@ impl R2cpReceiver {
             while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
                 let Some((gs, ge)) = self.slots[i].binding.global(ls) else {
                     // Cannot happen (every unit is bound); settle it so the pipe moves on.
-                    self.slots[i].pipe.on_arrival(now, ls, None);
+                    self.slots[i].pipe.forget(now, ls);
                     continue;
                 };
                 if self.buf.has(gs, ge) || gs >= self.range_end {
@@ -230,7 +230,7 @@ impl R2cpReceiver {
         self.slots[i].pipe.set_rto_cap(Some(unbacked));
         while let Some((ls, le)) = self.slots[i].pipe.next_lost() {
             let Some((gs, ge)) = self.slots[i].binding.global(ls) else {
-                self.slots[i].pipe.on_arrival(now, ls, None);
+                self.slots[i].pipe.forget(now, ls);
                 continue;
             };
             // A range another pipe still has outstanding (it was requested a second time,
