@@ -565,7 +565,7 @@ fn reordering_alone_does_not_keep_the_window_down() {
     let mut n = 0u32;
     net.data_filter = Box::new(move |_, _| {
         n += 1;
-        if n % 20 == 0 {
+        if n.is_multiple_of(20) {
             Fate::Delay(Duration::from_millis(5))
         } else {
             Fate::Deliver

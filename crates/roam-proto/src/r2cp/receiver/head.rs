@@ -137,6 +137,7 @@ impl R2cpReceiver {
                 hol::bytes_in(head_due.saturating_since(now), rate)
             });
         let horizon = head.saturating_add(reach.min(MAX_RESCUE * self.mss).max(1));
+        let block_at = self.buffer_full_at(now);
         let mut offset = head;
         while let Some((gs, i, local)) = self.next_held(offset).filter(|&(g, ..)| g < horizon) {
             if self.buf.has(gs, gs + 1) {
@@ -158,6 +159,12 @@ impl R2cpReceiver {
                 continue;
             }
             let due = self.expected(now, i, local);
+            // A hole that arrives before the buffer would fill costs nothing: the pipes keep
+            // taking new data meanwhile (measured: rescuing every late hole between two LTE
+            // traces of similar rate cost 7 % of the ideal in duplicates).
+            if due <= block_at {
+                continue;
+            }
             let len = ge - gs;
             // The pipes that could bring it (not already holding it), without collecting them:
             // this runs every scheduling round.
@@ -183,6 +190,24 @@ impl R2cpReceiver {
             self.stats.bytes_redundant += len;
             self.bind(now, t, gs, ge);
         }
+    }
+
+    /// When the receive buffer would be full if no hole were filled: its free space taken at
+    /// the summed delivery rates of the pipes taking units (now if it is full, or nothing is
+    /// measured yet). From then on a missing unit stops every pipe.
+    fn buffer_full_at(&self, now: Time) -> Time {
+        let rate = (0..self.slots.len())
+            .filter(|&j| self.takes_units(j))
+            .filter_map(|j| self.slots[j].est.rate())
+            .fold(0u64, u64::saturating_add);
+        if rate == 0 {
+            return now;
+        }
+        let room = self
+            .config
+            .recv_buffer
+            .saturating_sub(self.charge().charged());
+        now.saturating_add(hol::drain_time(room, rate))
     }
 
     /// The outstanding unit (on any pipe) with the lowest global start at or after `offset`:
