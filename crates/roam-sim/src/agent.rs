@@ -72,6 +72,8 @@ pub struct FlowCounters {
     pub radio: Option<crate::energy::RadioMeter>,
     /// Delay and jitter of a media flow (RCP-ATL / rate AIMD), set by its receiver.
     pub media: Option<crate::result::MediaResult>,
+    /// An R²CP flow's scheduling overhead, set by its receiver.
+    pub multipath: Option<crate::result::MultipathResult>,
 }
 
 impl FlowCounters {

@@ -172,6 +172,7 @@ pub(crate) fn build_result(s: &Scenario, t: RunTotals<'_>) -> RunResult {
                 energy_j: c.radio.as_ref().map(|m| m.report(end).joules),
                 sleep_s: c.radio.as_ref().map(|m| m.report(end).sleep_s),
                 media: c.media,
+                multipath: c.multipath,
             }
         })
         .collect();

@@ -115,6 +115,24 @@ pub struct FlowResult {
     /// (the CLI's flat CSV rows need one shape for every flow); read it from the struct.
     #[serde(skip)]
     pub media: Option<MediaResult>,
+    /// R²CP flows only: what the multipath receiver spent beyond one request per byte. Not
+    /// serialised (one CSV shape for every flow); read it from the struct.
+    #[serde(skip)]
+    pub multipath: Option<MultipathResult>,
+}
+
+/// The overhead of an R²CP receiver's scheduling (docs/R2CP.md, "Head-of-line awareness").
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, Default)]
+pub struct MultipathResult {
+    /// Bytes requested a second time while their first request was still outstanding
+    /// (blocking holes rescued through a faster pipe, units of a silent pipe).
+    pub bytes_redundant: u64,
+    /// Bytes requested again after their request was lost or their pipe gone.
+    pub bytes_rebound: u64,
+    /// Holes moved from the pipe that lost them to another pipe.
+    pub reassigned: u64,
+    /// Times a pipe was taken for dead after a silence.
+    pub silences: u64,
 }
 
 /// Why a flow's connection ended before it completed.

@@ -88,6 +88,12 @@ fn two_pipes_to_two_servers_aggregate_their_bandwidth() {
     let t = f.completion_s.expect("completes");
     // 24 Mb over 6 Mb/s is 4 s; the best single path alone needs 6 s.
     assert!(t < 5.5, "completion {t} s");
+    // Its scheduling overhead is reported; on two tidy paths it requests nothing twice.
+    let m = f
+        .multipath
+        .expect("an R²CP flow reports its multipath counters");
+    assert_eq!(m.bytes_redundant, 0, "{m:?}");
+    assert_eq!(m.silences, 0, "{m:?}");
 }
 
 /// §4.4.3's policy: a secondary pipe takes only the tokens the primary leaves. Whatever order

@@ -301,6 +301,7 @@ impl R2cpReceiverAgent {
         let c = ctx.counters(flow);
         c.retransmitted_segments = c.retransmitted_segments.max(s.bytes_rebound / 1000 + rereq);
         c.timeouts = c.timeouts.max(timeouts);
+        c.multipath = Some(multipath_result(&s));
         if gave_up {
             c.fail(now, FlowFailure::GaveUp);
         }
@@ -385,5 +386,15 @@ impl Agent for R2cpReceiverAgent {
             }
         }
         self.after_call(ctx);
+    }
+}
+
+/// The receiver's counters as the flow's result reports them.
+fn multipath_result(s: &roam_proto::r2cp::R2cpStats) -> crate::result::MultipathResult {
+    crate::result::MultipathResult {
+        bytes_redundant: s.bytes_redundant,
+        bytes_rebound: s.bytes_rebound,
+        reassigned: s.reassigned,
+        silences: s.silences,
     }
 }

@@ -453,6 +453,7 @@ mod tests {
             energy_j: None,
             sleep_s: None,
             media: None,
+            multipath: None,
         }
     }
 

@@ -348,6 +348,7 @@ mod tests {
             energy_j: None,
             sleep_s: None,
             media: None,
+            multipath: None,
         }
     }
 

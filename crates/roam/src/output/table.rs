@@ -161,6 +161,7 @@ mod tests {
                 energy_j: None,
                 sleep_s: None,
                 media: None,
+                multipath: None,
             }],
             links: vec![],
             warnings: vec![],
@@ -208,6 +209,7 @@ mod tests {
             energy_j: None,
             sleep_s: None,
             media: None,
+            multipath: None,
         };
         assert_eq!(completion_cell(&f), "handshake timed out at 127.000");
         f.failure = None;
