@@ -42,7 +42,8 @@ pub(super) struct Entry<C, L, A> {
     pub paths: Vec<PathAddrs<L, A>>,
     /// The conn ids registered in the index for this connection.
     pub ids: Vec<(ConnId, PathId)>,
-    /// The peer it was accepted from (counted against the per-peer cap), `None` if inserted.
+    /// The peer it was accepted from (its host counted against the per-host cap,
+    /// `EndpointConfig::max_per_peer`), `None` if inserted.
     pub accepted_from: Option<A>,
     pub memory: usize,
     /// When the connection last received a datagram (or was created): the idle timer's base.
