@@ -74,6 +74,10 @@ struct Unit {
 /// under R²CP, other pipes, so a lower cap loses little).
 pub const MAX_REORDER_THRESH: u32 = 64;
 
+/// The widest reordering window, in quarters of the base RTT (RFC 8985 caps it at the SRTT,
+/// which applies too).
+pub const MAX_REO_MULT: u32 = 8;
+
 /// The recovery episode in progress: what to restore if its loss turns out spurious.
 #[derive(Debug, Clone, Copy)]
 struct Episode {
@@ -118,6 +122,9 @@ pub struct ReceiverPipe {
     dup_thresh: u32,
     /// Later arrivals that declare a unit lost: `dup_thresh` until reordering is seen.
     reorder_thresh: u32,
+    /// RACK's reordering window in quarters of the base RTT (RFC 8985 §6.2.4's
+    /// `reo_wnd_mult`): one more after each spurious hole, at most [`MAX_REO_MULT`].
+    reo_mult: u32,
     /// Arrivals of requested units so far.
     arrivals: u64,
     /// The recovery episode in progress.
@@ -164,6 +171,7 @@ impl ReceiverPipe {
             rtt,
             dup_thresh: dup_thresh.max(1),
             reorder_thresh: dup_thresh.max(1),
+            reo_mult: 1,
             arrivals: 0,
             episode: None,
             eln,
@@ -392,17 +400,19 @@ impl ReceiverPipe {
         }
         // §3.3.5 (i): every unit requested before this one gains one out-of-order arrival.
         // After reordering was seen, also on time (RACK, RFC 8985 §6.2: a round trip plus a
-        // reordering window of a quarter of the base RTT after its request).
+        // reordering window after its request; the window is a quarter of the base RTT, one
+        // quarter more per spurious hole seen, at most the SRTT, §6.2.4).
         let timed = (self.reorder_thresh > self.dup_thresh).then(|| {
             let min_rtt = self.rtt.min_rtt();
-            let rtt_now = rtt
-                .or(self.rtt.srtt())
-                .unwrap_or_else(|| self.rtt.srtt_or_initial());
-            rtt_now.saturating_add(if min_rtt == Duration::MAX {
+            let srtt = self.rtt.srtt();
+            let rtt_now = rtt.or(srtt).unwrap_or_else(|| self.rtt.srtt_or_initial());
+            let reo_wnd = if min_rtt == Duration::MAX {
                 Duration::ZERO
             } else {
-                min_rtt / 4
-            })
+                let wnd = (min_rtt / 4).saturating_mul(self.reo_mult);
+                srtt.map_or(wnd, |s| wnd.min(s))
+            };
+            rtt_now.saturating_add(reo_wnd)
         });
         let mut newly_lost = Vec::new();
         for (&serial, &s) in self.live.range(..unit.serial) {
@@ -493,6 +503,7 @@ impl ReceiverPipe {
             .unwrap_or(u32::MAX)
             .min(MAX_REORDER_THRESH);
         self.reorder_thresh = self.reorder_thresh.max(learnt);
+        self.reo_mult = (self.reo_mult + 1).min(MAX_REO_MULT);
         if let Some(ep) = self.episode.filter(|e| e.hole == start && e.holes == 1) {
             self.cc.set_window(ep.cwnd, Some(ep.ssthresh));
             self.episode = None;
