@@ -446,6 +446,19 @@ impl Connection {
         }
     }
 
+    /// Switches where the wireless-loss facts come from: a host that was told facts (a user's
+    /// `--link`) sets [`Facts::Oracle`] for a connection configured with
+    /// [`Facts::Estimated`], and the reverse. An estimator started now has seen nothing yet.
+    pub fn set_facts_source(&mut self, facts: Facts) {
+        match (facts, &self.estimator) {
+            (Facts::Oracle, _) => self.estimator = None,
+            (Facts::Estimated, None) => {
+                self.estimator = Some(FactsEstimator::new(u64::from(self.cfg.mss)));
+            }
+            (Facts::Estimated, Some(_)) => {}
+        }
+    }
+
     /// The wireless loss probability estimated from arrivals, with [`Facts::Estimated`].
     pub fn estimated_loss_prob(&self) -> Option<f64> {
         self.estimator.as_ref().map(FactsEstimator::loss_prob)
