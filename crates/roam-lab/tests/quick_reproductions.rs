@@ -247,6 +247,9 @@ fn controllers_reproduction_writes_report_and_claims() {
     assert!(w.markdown.contains("Loss-free dumbbell against ns-3"));
     assert!(w.markdown.contains("Lossy 2 Mb/s path against Linux"));
     assert!(w.markdown.contains("Sharing with CUBIC"));
+    assert!(w
+        .markdown
+        .contains("Estimated facts for TCP beside the oracle"));
     assert_claim_ids(
         &w,
         &[
@@ -259,6 +262,7 @@ fn controllers_reproduction_writes_report_and_claims() {
             "lossy-best-oracle-free-90pct-of-linux-bbr",
             "lossy-cubic-at-least-newreno",
             "friendliness-lossy-path-controller-within-0.8-1.25",
+            "estimated-facts-tcp-excuse-no-congestion-drop",
         ],
     );
 }

@@ -14,7 +14,7 @@ use roam_proto::endpoint::{Acceptor, EndpointConnection, Outgoing, PathId, Token
 use roam_proto::linkinfo::LinkInfo;
 use roam_proto::r2cp::R2cpReceiver;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig, RcpReceiver, RcpSender};
-use roam_proto::tcp::{self, TcpAcceptor, TcpConfig};
+use roam_proto::tcp::{self, Facts, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
 use roam_wire::{ConnId, PacketType};
 
@@ -82,14 +82,18 @@ pub const TCP_BUFFER: u64 = 4 << 20;
 
 /// The TCP-like configuration the runtime uses: larger buffers and segments than the
 /// simulator's defaults, for real links. A connection given facts about a wireless local link
-/// (`--link`) reports them to its peer (atl.txt §IV-A, last-link-heuristics.txt); without
-/// facts nothing is reported.
+/// (`--link`) reports them to its peer (atl.txt §IV-A, last-link-heuristics.txt). Without
+/// stated facts the receiving end estimates them (issue 30: `facts = "estimated"`, Spike on
+/// the one-way time; docs/CONTROLLERS.md) and marks holes it judges wireless with ELN, which
+/// the sending end honours (`eln`); a link judged wireless is then reported with the estimate.
 pub fn tcp_config() -> TcpConfig {
     TcpConfig {
         mss: 1400,
         send_buffer: TCP_BUFFER,
         recv_buffer: TCP_BUFFER,
         report_link_info: true,
+        eln: true,
+        facts: Facts::Estimated,
         ..TcpConfig::default()
     }
 }
@@ -111,6 +115,8 @@ pub fn tcp_connect(
     )
     .map_err(|e| NetError::Config(e.to_string()))?;
     if let Some(info) = link {
+        // Stated facts replace the estimate (issue 30).
+        c.set_facts_source(Facts::Oracle);
         c.set_link_info(now, info);
     }
     Ok(c)
@@ -245,5 +251,17 @@ mod tests {
             let s = Segment::decode(d).unwrap();
             assert!(s.options.link_info.is_none() && s.options.last_link.is_none());
         }
+    }
+
+    /// Issue 30: without `--link` a connection estimates the loss facts itself; stated facts
+    /// replace the estimate. (Where the estimate is reported: `tcp/estimated_facts.rs`.)
+    #[test]
+    fn facts_are_estimated_unless_stated() {
+        let now = Time::from_millis(1);
+        let c = tcp_connect(CcKind::NewReno, now, None).unwrap();
+        assert_eq!(c.estimated_loss_prob(), Some(0.0));
+        let stated = tcp_connect(CcKind::NewReno, now, Some(LinkInfo::default())).unwrap();
+        assert_eq!(stated.estimated_loss_prob(), None);
+        assert!(tcp_config().eln && tcp_config().facts == Facts::Estimated);
     }
 }

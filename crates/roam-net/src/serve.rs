@@ -157,6 +157,8 @@ impl Server {
                         .and_then(|p| local_addrs.get(p.local).copied().flatten())
                         .and_then(|a| self.links.get(a.ip()));
                     if let (Some(info), Some(NetConn::Tcp(c))) = (link, ep.connection_mut(h)) {
+                        // Stated facts replace the estimate (issue 30).
+                        c.set_facts_source(roam_proto::tcp::Facts::Oracle);
                         c.set_link_info(now, info);
                     }
                 }

@@ -4,11 +4,13 @@
 //! 2 Mb/s grid against Linux (`lossy.rs`), sharing a bottleneck with CUBIC
 //! (`friendliness.rs`), the loss-cause classifiers against the simulator's oracle
 //! (`classify.rs`), the rate-based receiver controller RCP-Rate (`rate.rs`) and wireless-loss
-//! facts estimated by the RCP receiver beside the oracle's (`facts.rs`). Reference figures are those of `shared/anchors/README.md`, restated in
+//! facts estimated by the RCP receiver (`facts.rs`) and the TCP receiver (`facts_tcp.rs`)
+//! beside the oracle's. Reference figures are those of `shared/anchors/README.md`, restated in
 //! each module with their source; templates are in `experiments/controllers/`.
 
 mod classify;
 mod facts;
+mod facts_tcp;
 mod friendliness;
 mod lossy;
 mod rate;
@@ -61,11 +63,13 @@ impl Experiment for Controllers {
         classify::run(ctx, &mut report)?;
         rate::run(ctx, &mut report)?;
         facts::run(ctx, &mut report)?;
+        facts_tcp::run(ctx, &mut report)?;
         report.section(
             "Not measured here",
-            "Estimated facts exist for RCP receivers only (per-hole ELN); TCP, R²CP pipes and \
-             the ATL and last-link machinery still take the link's facts. The test bed's \
-             lossy cases beside Linux are not part of this reproduction.",
+            "Estimated facts exist for RCP receivers (per-hole ELN) and TCP receivers (ELN and \
+             the link reports ATL and the last-link heuristics read); R²CP pipes still take \
+             the link's facts. The test bed's lossy cases beside Linux are not part of this \
+             reproduction.",
         );
         Ok(report)
     }

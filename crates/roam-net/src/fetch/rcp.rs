@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId};
-use roam_proto::rcp::{RcpEvent, RcpReceiver};
+use roam_proto::loss_cause::Scheme as LossScheme;
+use roam_proto::rcp::{RcpConfig, RcpEvent, RcpReceiver};
 use roam_wire::ConnId;
 
 use super::{FetchPlan, Progress, Sink, Transfer};
@@ -285,8 +286,18 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             .local_addr(via)
             .unwrap_or(self.plan.vias[via].addr);
         let now = self.driver.now();
+        let stated = self.plan.links.get(via_addr.ip());
+        // Issue 30: without stated facts (`--link`) the receiver estimates which holes were
+        // wireless (Spike) and answers them with per-hole ELN.
+        let config = match stated {
+            Some(_) => self.plan.rcp.clone(),
+            None => RcpConfig {
+                eln: true,
+                ..self.plan.rcp.clone()
+            },
+        };
         let mut r = RcpReceiver::connect(
-            Arc::new(self.plan.rcp.clone()),
+            Arc::new(config),
             self.plan.cc,
             ConnId(random_u64()?),
             object.as_bytes(),
@@ -294,8 +305,9 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             now,
         )
         .map_err(NetError::Config)?;
-        if let Some(info) = self.plan.links.get(via_addr.ip()) {
-            r.set_link_info(now, &info);
+        match stated {
+            Some(info) => r.set_link_info(now, &info),
+            None => r.set_loss_estimator(Some(LossScheme::Spike)),
         }
         let path = PathAddrs {
             path: PathId::PRIMARY,

@@ -136,11 +136,16 @@ impl Bbr {
         MIN_PIPE_SEGMENTS as f64 * self.mss
     }
 
-    /// Draft §4.2.3.2: `cwnd_gain · BDP` plus three segments for send/ACK quantization;
-    /// the initial window while there is no estimate.
-    fn target_cwnd(&self, gain: f64) -> f64 {
+    /// Draft §4.2.3.2 `BBRInflight(gain)`: `gain · BDP` plus three send quanta
+    /// (`quanta = 3 · BBR.send_quantum`, §4.2.2) for send/ACK quantization; the initial
+    /// window while there is no estimate.
+    fn inflight(&self, gain: f64) -> f64 {
         match self.model.bdp() {
-            Some(bdp) => (gain * bdp + 3.0 * self.mss).clamp(self.min_cwnd(), MAX_WINDOW),
+            Some(bdp) => {
+                let rate = self.pacing_rate().unwrap_or(0.0);
+                let quanta = send_quantum(self.mss as u64, rate).saturating_mul(3);
+                (gain * bdp + quanta as f64).clamp(self.min_cwnd(), MAX_WINDOW)
+            }
             None => self.initial_cwnd,
         }
     }
@@ -231,7 +236,7 @@ impl Bbr {
 
     /// Draft §4.2.3: the window after a delivery of `bytes`.
     fn set_cwnd(&mut self, bytes: u64, in_flight: u64) {
-        let target = self.target_cwnd(self.cwnd_gain());
+        let target = self.inflight(self.cwnd_gain());
         let delivered = bytes as f64;
         let conserving = self
             .conservation_until_round
@@ -254,6 +259,23 @@ impl Bbr {
         if self.state == State::ProbeRtt {
             self.cwnd = self.cwnd.min(self.min_cwnd());
         }
+    }
+}
+
+/// The draft's send quantum (§4.2.2) in bytes for segments of `mss` bytes at a pacing rate of
+/// `rate` bytes/s: one segment below 1.2 Mb/s, two below 24 Mb/s, else the bytes of 1 ms at
+/// the rate, at most 64 KB.
+pub fn send_quantum(mss: u64, rate: f64) -> u64 {
+    const LOW: f64 = 1.2e6 / 8.0;
+    const HIGH: f64 = 24e6 / 8.0;
+    if rate < LOW {
+        mss
+    } else if rate < HIGH {
+        mss.saturating_mul(2)
+    } else {
+        ((rate * 1e-3) as u64)
+            .min(64 * 1024)
+            .max(mss.saturating_mul(2))
     }
 }
 
@@ -285,12 +307,13 @@ impl CongestionController for Bbr {
             }
             State::Drain | State::ProbeBw(_) | State::ProbeRtt => {}
         }
-        if self.state == State::Drain {
-            if let Some(bdp) = self.model.bdp() {
-                if ev.in_flight as f64 <= bdp {
-                    self.enter_probe_bw(ev.now);
-                }
-            }
+        // Draft §4.3.3 `BBRCheckDrain`: leave Drain once in-flight is at most
+        // `BBRInflight(1.0)`, one BDP plus the quanta.
+        if self.state == State::Drain
+            && self.model.bdp().is_some()
+            && ev.in_flight as f64 <= self.inflight(1.0)
+        {
+            self.enter_probe_bw(ev.now);
         }
         self.advance_cycle(ev.now, ev.in_flight, false);
         self.check_probe_rtt(ev.now, ev.in_flight);
@@ -387,9 +410,34 @@ mod tests {
         drive(&mut cc, 1000, 1001, 100, 100_000);
         assert_eq!(cc.state(), State::ProbeBw(2));
         assert!((cc.pacing_rate().unwrap() - 1e6).abs() < 1e3);
-        // cwnd = 2 · BDP + 3 segments at most.
+        // cwnd = BBRInflight(2) = 2 · BDP + 3 send quanta (8 Mb/s: two segments each), the
+        // BDP as measured (1 MB/s · 100 ms, to within the rate estimate's 0.1 %).
         drive(&mut cc, 1001, 1100, 100, 100_000);
-        assert!(cc.window() <= 203_000 + 1000, "{}", cc.window());
+        let w = cc.window() as f64;
+        assert!((w - 206_000.0).abs() < 300.0, "{w}");
+    }
+
+    /// Draft §4.3.3: Drain ends at `BBRInflight(1.0)` = one BDP plus three send quanta, not at
+    /// the bare BDP. At 1 MB/s · 100 ms the BDP is 100 kB; Drain paces at 1 MB/s / 2.885 =
+    /// 2.77 Mb/s, so the quantum is two 1000-byte segments and the bound 106 kB.
+    #[test]
+    fn drain_ends_at_one_bdp_plus_the_quanta() {
+        let mut cc = Bbr::new(1000, 10);
+        drive(&mut cc, 0, 1000, 100, 200_000);
+        assert_eq!(cc.state(), State::Drain);
+        drive(&mut cc, 1000, 1001, 100, 107_000);
+        assert_eq!(cc.state(), State::Drain);
+        drive(&mut cc, 1001, 1002, 100, 105_500);
+        assert_eq!(cc.state(), State::ProbeBw(2));
+    }
+
+    #[test]
+    fn the_send_quantum_follows_the_pacing_rate() {
+        // Draft §4.2.2: below 1.2 Mb/s one segment, below 24 Mb/s two, else 1 ms up to 64 KB.
+        assert_eq!(send_quantum(1000, 100e3), 1000);
+        assert_eq!(send_quantum(1000, 1e6), 2000);
+        assert_eq!(send_quantum(1000, 10e6), 10_000);
+        assert_eq!(send_quantum(1000, 1e9), 64 * 1024);
     }
 
     /// The gain cycle: each phase lasts one RTprop; 5/4 also waits for in-flight to reach 5/4

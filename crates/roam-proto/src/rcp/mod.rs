@@ -21,7 +21,7 @@
 mod acceptor;
 mod config;
 mod endpoint;
-mod estimated_facts;
+pub(crate) mod estimated_facts;
 mod host_reads;
 mod pipe;
 pub mod rate;

@@ -34,7 +34,8 @@
 //! * [`ReceiverPipe::freeze`]/[`ReceiverPipe::thaw`] stop and resume the timers for power
 //!   management (§3.4.4);
 //! * with request pacing on (RCP-Rate, [`super::rate`]), requests leave at the controller's
-//!   pacing rate: after a unit of `len` bytes the next may leave `len / rate` later
+//!   pacing rate: after a unit of `len` bytes the next may leave `len / rate` later, in
+//!   bursts of BBR's send quantum (two units between 1.2 and 24 Mb/s, 1 ms worth above)
 //!   ([`ReceiverPipe::has_room`] says no until then) and [`ReceiverPipe::poll_timeout`]
 //!   reports that instant, so the host wakes the engine without knowing about pacing (the TCP
 //!   sender's pacing deadline, `tcp/pacing.rs`, on the receiver's side). The pipe's clock is the
@@ -43,6 +44,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use crate::cc::bbr::send_quantum;
 use crate::cc::{CongestionController, Coupling, Delivered, LossCause, LossEvent};
 use crate::linkinfo::LinkInfo;
 use crate::rtt::RttEstimator;
@@ -154,6 +156,9 @@ pub struct ReceiverPipe {
     clock: Time,
     /// With pacing, the earliest instant the next request may leave.
     next_request: Time,
+    /// With pacing, how far ahead of the clock `next_request` may be while a request still
+    /// leaves: the rest of a send quantum at the pacing rate.
+    quantum_slack: Duration,
 }
 
 impl ReceiverPipe {
@@ -195,6 +200,7 @@ impl ReceiverPipe {
             paced: false,
             clock: Time::ZERO,
             next_request: Time::ZERO,
+            quantum_slack: Duration::ZERO,
         }
     }
 
@@ -211,9 +217,16 @@ impl ReceiverPipe {
     }
 
     /// With pacing, the instant the next request may leave, if it is still ahead of the pipe's
-    /// clock.
+    /// clock: its slot less the rest of a send quantum, so requests leave in bursts of one
+    /// quantum (BBR draft §4.2.2, as the TCP sender's `tcp/pacing.rs`) and a host whose
+    /// wake-ups are coarser than a unit's time still reaches the rate.
     fn pacing_wait(&self) -> Option<Time> {
-        (self.paced && self.next_request > self.clock).then_some(self.next_request)
+        let may_leave = Time::from_nanos(
+            self.next_request
+                .as_nanos()
+                .saturating_sub(self.quantum_slack.as_nanos() as u64),
+        );
+        (self.paced && may_leave > self.clock).then_some(may_leave)
     }
 
     /// Caps the interval of the timers armed from now on (`None`: the RTO with its backoff, as
@@ -574,8 +587,11 @@ impl ReceiverPipe {
             return;
         };
         let cap = self.timer_interval();
-        let gap = Duration::try_from_secs_f64(len as f64 / rate).map_or(cap, |g| g.min(cap));
-        self.next_request = self.next_request.max(now).saturating_add(gap);
+        let time_of = |bytes: u64| {
+            Duration::try_from_secs_f64(bytes as f64 / rate).map_or(cap, |g| g.min(cap))
+        };
+        self.next_request = self.next_request.max(now).saturating_add(time_of(len));
+        self.quantum_slack = time_of(send_quantum(len, rate).saturating_sub(len));
     }
 
     /// Fires the RTO if it is due: every outstanding unit is declared lost (to be re-requested
@@ -798,8 +814,10 @@ mod tests {
     }
 
     /// RCP-Rate's request pacing: before a rate sample BBR asks for 2/ln 2 · IW / RTT
-    /// (10 kB / 0.1 s · 2.885 = 288.54 kB/s), so a 1000-byte request holds the next one back
-    /// 1000 / 288 539 s = 3.466 ms, reported by `poll_timeout` and released by the timer.
+    /// (10 kB / 0.1 s · 2.885 = 288.54 kB/s, 2.3 Mb/s: a send quantum of two units), so two
+    /// 1000-byte requests leave at once and hold the third back 1000 / 288 539 s = 3.466 ms
+    /// (its slot, two units' time, less the quantum's second unit), reported by
+    /// `poll_timeout` and released by the timer.
     #[test]
     fn rate_pipe_paces_requests_through_its_timer() {
         let mut p = ReceiverPipe::new(
@@ -823,6 +841,8 @@ mod tests {
         assert!(p.on_arrival(t, 0, Some(Duration::from_millis(100))));
         assert!(p.has_room(1000));
         p.on_requested(t, 2000, 3000);
+        assert!(p.has_room(1000), "the quantum's second unit");
+        p.on_requested(t, 3000, 4000);
         assert!(!p.has_room(1000), "paced");
         let due = p.poll_timeout().unwrap();
         let gap = due.saturating_since(t);
@@ -836,8 +856,8 @@ mod tests {
         assert!(!p.handle_timeout(due));
         assert!(p.has_room(1000));
         // Two requests at once: the second's slot follows the first's.
-        p.on_requested(due, 3000, 4000);
         p.on_requested(due, 4000, 5000);
+        p.on_requested(due, 5000, 6000);
         let gap2 = p.poll_timeout().unwrap().saturating_since(due);
         assert!(
             gap2.abs_diff(gap * 2) < Duration::from_micros(2),

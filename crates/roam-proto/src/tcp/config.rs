@@ -64,6 +64,22 @@ pub struct TcpConfig {
     /// already does this (SACKed segments leave the pipe, §5 step 2). Off by default: the
     /// papers' ns-2 and x-kernel TCPs had none.
     pub limited_transmit: bool,
+    /// Where the wireless-loss facts come from (issue 30): `"oracle"` (the host's link facts
+    /// and corruption reports, the default) or `"estimated"` (the receiver judges holes itself
+    /// and reports its own loss estimate; `tcp/estimated_facts.rs`). Needs `eln` or
+    /// `report_link_info`, which use the facts.
+    pub facts: Facts,
+}
+
+/// Where an engine's wireless-loss facts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Facts {
+    /// The host's: its link model (the simulator) or what the user or OS told it.
+    #[default]
+    Oracle,
+    /// Estimated by the receiving engine from arrivals (Spike over the one-way time).
+    Estimated,
 }
 
 /// Which loss-recovery mechanism the sender uses.
@@ -101,6 +117,7 @@ impl Default for TcpConfig {
             eln: false,
             limited_transmit: false,
             last_link: LastLinkConfig::default(),
+            facts: Facts::Oracle,
         }
     }
 }
@@ -137,6 +154,12 @@ impl TcpConfig {
         }
         if self.initial_rto_ms == 0 {
             return Err("initial_rto_ms: must be positive".into());
+        }
+        if self.facts == Facts::Estimated && !self.eln && !self.report_link_info {
+            return Err(
+                "facts: \"estimated\" feeds ELN and the link reports; set eln or report_link_info"
+                    .into(),
+            );
         }
         if self.last_link.plr_window > LastLinkConfig::MAX_PLR_WINDOW {
             return Err(format!(

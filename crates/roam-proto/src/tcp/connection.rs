@@ -10,7 +10,9 @@ use roam_wire::{
     Segment, SegmentHead,
 };
 
+use super::config::Facts;
 use super::cookie::Negotiated;
+use super::estimated_facts::FactsEstimator;
 use super::receiver::Receiver;
 use super::sender::{earliest, AckMarks, Sender, SenderStats, TxSegment};
 use super::TcpConfig;
@@ -148,6 +150,8 @@ pub struct Connection {
     close_requested: bool,
     /// Latest facts about the local link, if the host supplied any.
     local_link: Option<LinkInfo>,
+    /// Loss facts estimated from arrivals instead of the host's ([`Facts::Estimated`]).
+    estimator: Option<FactsEstimator>,
     /// TCP-Probing: the PR1_ACK / PR2_ACK owed to the peer's latest probe.
     probe_reply: Option<ProbeOption>,
     events: VecDeque<Event>,
@@ -193,7 +197,9 @@ impl Connection {
         let sender = Sender::new(&cfg, cc, mss, cfg.sack, iss + 1);
         // A placeholder until the peer's ISN is known (negotiate replaces it).
         let receiver = Receiver::new(0, cfg.recv_buffer, mss, cfg.delayed_ack, cfg.delayed_ack_ms);
+        let estimator = (cfg.facts == Facts::Estimated).then(|| FactsEstimator::new(mss));
         Connection {
+            estimator,
             sack: cfg.sack,
             cfg,
             cc,
@@ -276,7 +282,7 @@ impl Connection {
         self.sender.negotiate(&self.cfg, self.cc, mss, self.sack);
         // The controller was rebuilt for the negotiated MSS: hand it the link facts the host
         // supplied before the handshake completed.
-        if let Some(li) = self.local_link {
+        if let Some(li) = self.link_facts() {
             self.sender.on_local_link(now, &li);
         }
         self.sender.set_peer_window(u64::from(peer_window));
@@ -425,17 +431,46 @@ impl Connection {
     /// or the user). Reaches the congestion controller, and the peer when
     /// [`TcpConfig::report_link_info`] is set.
     pub fn set_link_info(&mut self, now: Time, info: LinkInfo) {
-        let info = info.sanitized();
-        self.local_link = Some(info);
-        self.sender.on_local_link(now, &info);
+        self.local_link = Some(info.sanitized());
+        if let Some(info) = self.link_facts() {
+            self.sender.on_local_link(now, &info);
+        }
+    }
+
+    /// The local link's facts the engine uses: the host's, or with [`Facts::Estimated`] the
+    /// host's with the loss facts estimated from arrivals ([`FactsEstimator::overlay`]).
+    fn link_facts(&self) -> Option<LinkInfo> {
+        match &self.estimator {
+            Some(e) => Some(e.overlay(self.local_link)),
+            None => self.local_link,
+        }
+    }
+
+    /// Switches where the wireless-loss facts come from: a host that was told facts (a user's
+    /// `--link`) sets [`Facts::Oracle`] for a connection configured with
+    /// [`Facts::Estimated`], and the reverse. An estimator started now has seen nothing yet.
+    pub fn set_facts_source(&mut self, facts: Facts) {
+        match (facts, &self.estimator) {
+            (Facts::Oracle, _) => self.estimator = None,
+            (Facts::Estimated, None) => {
+                self.estimator = Some(FactsEstimator::new(u64::from(self.cfg.mss)));
+            }
+            (Facts::Estimated, Some(_)) => {}
+        }
+    }
+
+    /// The wireless loss probability estimated from arrivals, with [`Facts::Estimated`].
+    pub fn estimated_loss_prob(&self) -> Option<f64> {
+        self.estimator.as_ref().map(FactsEstimator::loss_prob)
     }
 
     /// The host reports that a datagram for this connection arrived corrupted on the local
     /// wireless hop (its transport header intact, its payload not). With
     /// [`TcpConfig::eln`], the receiver then marks ACKs for that hole with the ELN bit
-    /// (rcp-r2cp.txt §3.4.2, ptcp.txt §5.2.5). Undecodable or foreign datagrams are ignored.
+    /// (rcp-r2cp.txt §3.4.2, ptcp.txt §5.2.5). Undecodable or foreign datagrams are ignored,
+    /// and so is every report with [`Facts::Estimated`] (the engine judges holes itself).
     pub fn handle_corrupted(&mut self, _now: Time, datagram: &[u8]) {
-        if !self.cfg.eln {
+        if !self.cfg.eln || self.estimator.is_some() {
             return;
         }
         let Ok(seg) = Segment::decode(datagram) else {
@@ -601,6 +636,13 @@ impl Connection {
         let fin = seg.flags.contains(Flags::FIN);
         if seg.payload.is_empty() && !fin {
             return;
+        }
+        if let (Some(e), false) = (self.estimator.as_mut(), seg.payload.is_empty()) {
+            let end = seg.seq.saturating_add(seg.payload.len() as u64);
+            if let Some((from, to)) = e.on_data(now, seg.seq, end, seg.ts_val) {
+                // Judged wireless: marked as the host's corruption report would mark it.
+                self.receiver.note_corrupted(from, to - from);
+            }
         }
         let had_fin = self.receiver.fin_received();
         let n = self
@@ -792,7 +834,8 @@ impl Connection {
             flags.insert(Flags::ELN);
         }
         let sack = self.sack && self.receiver.sack_blocks_due();
-        let link = self.cfg.report_link_info && self.local_link.is_some_and(|l| l.wireless);
+        let facts = self.link_facts();
+        let link = self.cfg.report_link_info && facts.is_some_and(|l| l.wireless);
         let head = self.head(now, flags, seq);
         if sack || link || probe.is_some() {
             let mut opts = Options {
@@ -802,7 +845,7 @@ impl Connection {
             if sack {
                 self.receiver.fill_sack(&mut opts);
             }
-            if let Some(li) = self.local_link.as_ref().filter(|_| link) {
+            if let Some(li) = facts.as_ref().filter(|_| link) {
                 report_link(li, &mut opts);
             }
             head.encode(&opts, buf);

@@ -16,6 +16,7 @@ mod config;
 mod connection;
 mod cookie;
 mod endpoint;
+mod estimated_facts;
 mod initial_pacing;
 mod last_link;
 mod loss_rate;
@@ -29,7 +30,7 @@ mod sender;
 mod sorted;
 
 pub use acceptor::{AcceptorStats, TcpAcceptor};
-pub use config::{RecoveryMode, TcpConfig};
+pub use config::{Facts, RecoveryMode, TcpConfig};
 pub use connection::{ConnStats, Connection, Event, OpenError, State, Transmit, MAX_ISN};
 pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use loss_rate::RecentLossRate;

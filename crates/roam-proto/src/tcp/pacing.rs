@@ -14,6 +14,7 @@
 
 use std::time::Duration;
 
+use crate::cc::bbr::send_quantum;
 use crate::time::Time;
 
 /// Earliest departure of the next segment and the wake-up asked for.
@@ -66,19 +67,6 @@ fn gap(len: u64, rate: f64) -> Duration {
     }
 }
 
-/// The draft's send quantum (§4.2.2) in bytes for segments of `mss` bytes at `rate` bytes/s.
-fn send_quantum(mss: u64, rate: f64) -> u64 {
-    const LOW: f64 = 1.2e6 / 8.0;
-    const HIGH: f64 = 24e6 / 8.0;
-    if rate < LOW {
-        mss
-    } else if rate < HIGH {
-        2 * mss
-    } else {
-        ((rate * 1e-3) as u64).clamp(2 * mss, 64 * 1024)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,10 +93,6 @@ mod tests {
     /// Between 1.2 and 24 Mb/s two segments leave back to back; above, 1 ms worth (≤ 64 KB).
     #[test]
     fn segments_leave_in_send_quanta() {
-        assert_eq!(send_quantum(1000, 100e3), 1000);
-        assert_eq!(send_quantum(1000, 1e6), 2000);
-        assert_eq!(send_quantum(1000, 10e6), 10_000);
-        assert_eq!(send_quantum(1000, 1e9), 64 * 1024);
         // 1 MB/s (8 Mb/s): a second segment may follow the first at once, a third 2 ms later.
         let (mss, rate) = (1000, 1e6);
         let mut p = Pacer::default();
