@@ -15,6 +15,7 @@ use crate::engines::rcp_config;
 use crate::pipe_meter::PipeProgress;
 use crate::store::{ObjectMeta, META_PREFIX};
 use crate::{Clock, LinkTable, LocalSpec, LocalStatus, NetError};
+use roam_wire::{MetaMessage, META_LEN};
 
 mod output;
 mod r2cp;
@@ -116,6 +117,9 @@ pub struct Progress {
     /// Seconds since the last byte, while the fetch waits for the path to come back (nothing
     /// for longer than the stall): for a "waiting" display.
     pub waiting: Option<f64>,
+    /// While the server is still computing the object's digest (a large file asked for the
+    /// first time): bytes it has hashed and the object's length.
+    pub server_hashing: Option<(u64, u64)>,
 }
 
 /// What a finished fetch did.
@@ -170,6 +174,8 @@ pub(crate) trait Transfer {
     ) -> Result<u64, NetError>;
     /// Between the metadata and the object: forgets the metadata's per-path counts.
     fn start_object(&mut self);
+    /// Hands `progress` to the engine's progress callback (the pipeline's own states).
+    fn show(&mut self, progress: &Progress);
     /// Switches and bytes per (local address, server), for the report.
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>);
 }
@@ -185,15 +191,7 @@ async fn run<T: Transfer>(
     // The output first: a bad -o (a directory, a symlink, a part file another download
     // holds) fails before anything is fetched.
     let mut output = Output::open(out, plan.resume)?;
-    let meta_name = format!("{META_PREFIX}{}", plan.name);
-    let mut meta_bytes = Vec::new();
-    let meta = match engine.transfer(&meta_name, 0, 1024, &mut meta_bytes).await {
-        Ok(_) => ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
-            name: plan.name.clone(),
-            reason,
-        }),
-        Err(e) => Err(e),
-    };
+    let meta = fetch_meta(plan, &mut engine).await;
     let meta = meta.and_then(|m| match plan.expected_digest {
         Some(pin) if pin != m.digest => Err(NetError::Integrity {
             name: plan.name.clone(),
@@ -233,6 +231,62 @@ async fn run<T: Transfer>(
         switches,
         per_path,
     })
+}
+
+/// How often a client asks again for metadata while the server computes the digest.
+const HASH_POLL: Duration = Duration::from_millis(500);
+
+/// The object's metadata (`.roam-meta/NAME`): asked for again every [`HASH_POLL`] while the
+/// server says it is still computing the digest, showing how far it has got; given up on
+/// only if the server's count stops advancing for `give_up_after`.
+async fn fetch_meta<T: Transfer>(plan: &FetchPlan, engine: &mut T) -> Result<ObjectMeta, NetError> {
+    let meta_name = format!("{META_PREFIX}{}", plan.name);
+    let bad = |reason: String| NetError::Meta {
+        name: plan.name.clone(),
+        reason,
+    };
+    let mut last = (0u64, Clock::wall());
+    loop {
+        let mut bytes = Vec::new();
+        engine
+            .transfer(&meta_name, 0, META_LEN as u64, &mut bytes)
+            .await?;
+        match MetaMessage::decode(&bytes).map_err(|e| bad(e.to_string()))? {
+            MetaMessage::Ready {
+                len,
+                digest,
+                group_log2,
+            } => {
+                return Ok(ObjectMeta {
+                    len,
+                    digest,
+                    group_log2,
+                })
+            }
+            MetaMessage::Hashing { len, hashed } => {
+                let now = Clock::wall();
+                if hashed > last.0 {
+                    last = (hashed, now);
+                } else if now.duration_since(last.1) >= plan.give_up_after {
+                    return Err(bad(format!(
+                        "the server's digest computation stopped at {hashed} of {len} bytes"
+                    )));
+                }
+                tracing::debug!(hashed, len, "the server is computing the digest");
+                engine.show(&Progress {
+                    bytes: 0,
+                    total: Some(len),
+                    via: plan.vias[0].addr,
+                    server: plan.servers[0],
+                    switches: 0,
+                    pipes: Vec::new(),
+                    waiting: None,
+                    server_hashing: Some((hashed, len)),
+                });
+                tokio::time::sleep(HASH_POLL).await;
+            }
+        }
+    }
 }
 
 /// Refuses a plan without a server or a local address, or for a name no server would serve

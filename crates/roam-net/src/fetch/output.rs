@@ -435,6 +435,7 @@ mod tests {
         ObjectMeta {
             len: bytes.len() as u64,
             digest: *blake3::hash(bytes).as_bytes(),
+            group_log2: 16,
         }
     }
 

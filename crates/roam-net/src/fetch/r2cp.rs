@@ -106,6 +106,10 @@ impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
         self.switches = 0;
     }
 
+    fn show(&mut self, progress: &Progress) {
+        (self.progress)(progress);
+    }
+
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         let per_path = self
             .pairs
@@ -479,6 +483,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             switches: self.switches,
             pipes: self.meter.snapshot(),
             waiting: None,
+            server_hashing: None,
         });
     }
 }

@@ -86,6 +86,7 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
                     switches,
                     pipes: meter.snapshot(),
                     waiting: None,
+                    server_hashing: None,
                 })
             };
             match get_once(&mut self.driver, plan, server, object, sink, &mut on_bytes).await {
@@ -109,6 +110,10 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
 
     fn start_object(&mut self) {
         self.object = true;
+    }
+
+    fn show(&mut self, progress: &Progress) {
+        (self.progress)(progress);
     }
 
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {

@@ -291,6 +291,27 @@ fn pipe_line(p: &roam_net::PipeProgress) -> String {
     )
 }
 
+/// The status line under the bar, while the download waits: for the path to come back, or for
+/// the server to finish computing the digest of a large file.
+fn status_line(p: &roam_net::Progress, give_up_after: f64) -> Option<String> {
+    if let Some((hashed, len)) = p.server_hashing {
+        let pct = if len == 0 {
+            100.0
+        } else {
+            hashed as f64 * 100.0 / len as f64
+        };
+        return Some(format!(
+            "  waiting for {}: computing the digest, {pct:.0} % of {len} bytes",
+            p.server
+        ));
+    }
+    p.waiting.map(|idle| {
+        format!(
+            "  waiting for the path: no data for {idle:.0} s (gives up after {give_up_after:.0} s)"
+        )
+    })
+}
+
 /// The progress display on a terminal: the bar (bytes, total, rate), then one line per pipe
 /// (indicatif's `MultiProgress`, so a line per (via, server) never wraps mid-address), or a
 /// line saying the fetch waits for the path.
@@ -351,16 +372,13 @@ impl Display {
             };
             self.pipes[i].1.set_message(pipe_line(pipe));
         }
-        match p.waiting {
-            Some(idle) => {
+        match status_line(p, give_up_after) {
+            Some(message) => {
                 if self.status.is_none() {
                     self.status = Some(self.line());
                 }
                 if let Some(s) = &self.status {
-                    s.set_message(format!(
-                        "  waiting for the path: no data for {idle:.0} s (gives up after \
-                         {give_up_after:.0} s)"
-                    ));
+                    s.set_message(message);
                 }
             }
             None => {
@@ -400,6 +418,31 @@ mod tests {
             rate_bps,
             up,
         }
+    }
+
+    #[test]
+    fn the_status_line_says_what_the_download_waits_for() {
+        let mut p = roam_net::Progress {
+            bytes: 0,
+            total: Some(1000),
+            via: "10.0.0.1:1".parse().unwrap(),
+            server: "10.0.0.9:7000".parse().unwrap(),
+            switches: 0,
+            pipes: Vec::new(),
+            waiting: None,
+            server_hashing: None,
+        };
+        assert_eq!(status_line(&p, 900.0), None);
+        p.waiting = Some(12.4);
+        assert_eq!(
+            status_line(&p, 900.0).unwrap(),
+            "  waiting for the path: no data for 12 s (gives up after 900 s)"
+        );
+        p.server_hashing = Some((250, 1000));
+        assert_eq!(
+            status_line(&p, 900.0).unwrap(),
+            "  waiting for 10.0.0.9:7000: computing the digest, 25 % of 1000 bytes"
+        );
     }
 
     #[test]
