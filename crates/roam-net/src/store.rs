@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use roam_proto::rcp::ObjectStore;
 
-use crate::beneath::{open_beneath, open_root};
+use crate::beneath::{open_beneath_checked, open_root, Unservable};
 use crate::digests::{Digests, Status, Version};
 use crate::tree;
 use crate::NetError;
-use roam_wire::{MetaMessage, META_LEN};
+use roam_wire::{MetaMessage, Unavailable, META_LEN};
 
 /// The reserved prefix of metadata objects.
 pub const META_PREFIX: &str = ".roam-meta/";
@@ -192,20 +192,37 @@ impl DirStore {
     /// Opens the file `name` names, if it is a regular file beneath the root, resolved in one
     /// step (no check-then-open gap).
     pub fn open(&self, name: &[u8]) -> Option<Opened> {
-        let rel = safe_relative(name)?;
-        let file = open_beneath(&self.dir, &rel)?;
-        let version = Version::of(&file)?;
-        Some(Opened {
+        self.open_checked(name).ok()
+    }
+
+    /// As [`DirStore::open`], saying why not: a name that exists but cannot be served
+    /// (unreadable, not a regular file) is told apart from a missing one.
+    fn open_checked(&self, name: &[u8]) -> Result<Opened, Unservable> {
+        let rel = safe_relative(name).ok_or(Unservable::Missing)?;
+        let file = open_beneath_checked(&self.dir, &rel)?;
+        let version = Version::of(&file).ok_or(Unservable::Unreadable)?;
+        Ok(Opened {
             file: Arc::new(file),
             version,
         })
+    }
+
+    /// The metadata's answer for a name that exists but cannot be served.
+    fn unavailable(&self, name: &[u8]) -> Option<MetaMessage> {
+        match self.open_checked(name) {
+            Err(Unservable::Unreadable) => Some(MetaMessage::Unavailable(Unavailable::Unreadable)),
+            Err(Unservable::NotRegular) => Some(MetaMessage::Unavailable(Unavailable::NotRegular)),
+            _ => None,
+        }
     }
 
     /// The metadata message of the object `name`: ready (length, digest, group size) if the
     /// digest is known or becomes known within `wait`, else how far the computation (started
     /// now if nobody has, shared by every request) has got. Call it off the driver's task.
     pub fn meta_message(&self, name: &[u8], wait: Duration) -> Option<MetaMessage> {
-        let o = self.open(name)?;
+        let Some(o) = self.open(name) else {
+            return self.unavailable(name);
+        };
         Some(
             match self.digests.status(&o.file, &o.version, wait, false) {
                 Status::Ready(h) => MetaMessage::Ready {
@@ -239,6 +256,7 @@ impl DirStore {
                     })
                 }
                 MetaMessage::Hashing { .. } => std::thread::sleep(Duration::from_millis(50)),
+                MetaMessage::Unavailable(_) => return None,
             }
         }
     }
@@ -312,7 +330,10 @@ impl ObjectStore for DirStore {
             return perf_len(name);
         }
         if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            self.open(obj)?;
+            // A name that exists but cannot be served has metadata too: saying why.
+            if self.open(obj).is_none() {
+                self.unavailable(obj)?;
+            }
             return Some(META_LEN as u64);
         }
         if let Some(obj) = name.strip_prefix(TREE_PREFIX.as_bytes()) {
@@ -434,6 +455,13 @@ mod tests {
         );
         assert_eq!(s.object_len(b".roam-meta/../f"), None);
         assert_eq!(s.object_len(b".roam-tree/f"), Some(0), "one group: no list");
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert_eq!(s.object_len(b".roam-meta/d"), Some(META_LEN as u64));
+        assert_eq!(
+            s.meta_message(b"d", META_WAIT),
+            Some(MetaMessage::Unavailable(Unavailable::NotRegular))
+        );
+        assert_eq!(s.object_len(b".roam-meta/absent"), None, "missing: reset");
     }
 
     #[test]

@@ -13,12 +13,17 @@
 //! |      |   |    |  (BE)    |   3 zero bytes, BLAKE3 digest (32)   |
 //! |      |   |    |          | kind 1 (hashing): hashed u64 (BE),   |
 //! |      |   |    |          |   28 zero bytes                      |
+//! |      |   |    |  (0)     | kind 2 (unavailable): reason u8      |
+//! |      |   |    |          |   (1 not readable, 2 not a regular   |
+//! |      |   |    |          |   file), 35 zero bytes               |
 //! +------+---+----+----------+-------------------------------------+
 //! ```
 //!
 //! `group_log2` is the size (as a power of two bytes, 10 ..= 40) of the aligned groups of
 //! BLAKE3 chunks whose chaining values the server serves as `.roam-tree/NAME`, so that a
-//! client can verify each group of the object as it arrives.
+//! client can verify each group of the object as it arrives. *Unavailable* says the name
+//! exists on the server but cannot be served (instead of the reset a missing object gets), so
+//! that the user learns why.
 
 use crate::DecodeError;
 
@@ -35,6 +40,16 @@ const MAGIC: &[u8; 2] = b"RM";
 const META_VERSION: u8 = 1;
 const KIND_READY: u8 = 0;
 const KIND_HASHING: u8 = 1;
+const KIND_UNAVAILABLE: u8 = 2;
+
+/// Why a name that exists on the server cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// The server may not read it (permissions).
+    Unreadable = 1,
+    /// It is not a regular file (a directory, a FIFO, a device).
+    NotRegular = 2,
+}
 
 /// A metadata object's content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +70,8 @@ pub enum MetaMessage {
         /// Bytes hashed so far.
         hashed: u64,
     },
+    /// The name exists but cannot be served.
+    Unavailable(Unavailable),
 }
 
 impl MetaMessage {
@@ -78,6 +95,10 @@ impl MetaMessage {
                 out[3] = KIND_HASHING;
                 out[4..12].copy_from_slice(&len.to_be_bytes());
                 out[12..20].copy_from_slice(&hashed.to_be_bytes());
+            }
+            MetaMessage::Unavailable(why) => {
+                out[3] = KIND_UNAVAILABLE;
+                out[12] = why as u8;
             }
         }
         out
@@ -147,6 +168,20 @@ impl MetaMessage {
                 }
                 Ok(MetaMessage::Hashing { len, hashed })
             }
+            KIND_UNAVAILABLE => {
+                if len != 0 || !zeros(13..48) {
+                    return Err(DecodeError::FieldOutOfRange {
+                        field: "meta padding",
+                    });
+                }
+                match bytes[12] {
+                    1 => Ok(MetaMessage::Unavailable(Unavailable::Unreadable)),
+                    2 => Ok(MetaMessage::Unavailable(Unavailable::NotRegular)),
+                    _ => Err(DecodeError::FieldOutOfRange {
+                        field: "meta unavailable reason",
+                    }),
+                }
+            }
             _ => Err(DecodeError::FieldOutOfRange { field: "meta kind" }),
         }
     }
@@ -196,5 +231,8 @@ mod tests {
         h[19] = 1;
         h[40] = 1;
         assert!(MetaMessage::decode(&h).is_err(), "padding");
+        let mut u = MetaMessage::Unavailable(Unavailable::NotRegular).encode();
+        u[12] = 3;
+        assert!(MetaMessage::decode(&u).is_err(), "unknown reason");
     }
 }

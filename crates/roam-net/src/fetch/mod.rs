@@ -15,7 +15,7 @@ use crate::engines::rcp_config;
 use crate::pipe_meter::PipeProgress;
 use crate::store::{ObjectMeta, META_PREFIX};
 use crate::{Clock, LinkTable, LocalSpec, LocalStatus, NetError};
-use roam_wire::{MetaMessage, META_LEN};
+use roam_wire::{MetaMessage, Unavailable, META_LEN};
 
 mod output;
 mod r2cp;
@@ -261,6 +261,18 @@ async fn fetch_meta<T: Transfer>(plan: &FetchPlan, engine: &mut T) -> Result<Obj
                     len,
                     digest,
                     group_log2,
+                })
+            }
+            MetaMessage::Unavailable(why) => {
+                return Err(NetError::Unreachable {
+                    name: plan.name.clone(),
+                    reason: format!(
+                        "the server has it but cannot serve it: {}",
+                        match why {
+                            Unavailable::Unreadable => "it may not read the file (permissions)",
+                            Unavailable::NotRegular => "not a regular file",
+                        }
+                    ),
                 })
             }
             MetaMessage::Hashing { len, hashed } => {
