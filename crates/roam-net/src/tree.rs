@@ -37,7 +37,6 @@ pub(crate) fn groups(len: u64, log2: u8) -> u64 {
 }
 
 /// Bytes `start .. end` of group `index`.
-#[allow(dead_code)] // used by verified streaming (next commit)
 pub(crate) fn group_range(len: u64, log2: u8, index: u64) -> (u64, u64) {
     let start = index.saturating_mul(1u64 << log2).min(len);
     (start, start.saturating_add(1u64 << log2).min(len))
@@ -45,7 +44,6 @@ pub(crate) fn group_range(len: u64, log2: u8, index: u64) -> (u64, u64) {
 
 /// The chaining value of group `index` holding `data` (its whole range; an object of at
 /// least two groups, so `data` is never empty).
-#[allow(dead_code)] // used by verified streaming (next commit)
 pub(crate) fn group_cv(log2: u8, index: u64, data: &[u8]) -> Option<Cv> {
     if data.is_empty() || data.len() as u64 > 1u64 << log2 {
         return None;

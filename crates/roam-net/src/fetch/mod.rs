@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::{RcpCc, RcpConfig};
@@ -21,6 +21,7 @@ mod output;
 mod r2cp;
 mod rcp;
 mod tcp;
+mod verify;
 
 pub(crate) use rcp::receive_generated;
 pub use tcp::fetch_tcp;
@@ -136,6 +137,10 @@ pub struct FetchReport {
     /// Bytes delivered per (local address, server): in order of use (one entry per
     /// connection); under R²CP one entry per pair.
     pub per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+    /// Servers dropped during the download, and why: metadata that disagreed with the
+    /// others' (or the pinned digest), a tree that does not merge to the digest, or bytes
+    /// that failed verification.
+    pub dropped: Vec<(SocketAddr, String)>,
 }
 
 /// Where the bytes of a transfer go.
@@ -180,19 +185,222 @@ pub(crate) trait Transfer {
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>);
 }
 
-/// The pipeline every engine shares: metadata, then the object into the part file, verified
-/// and renamed to `out`.
-async fn run<T: Transfer>(
+/// The engine family a download runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// RCP: single-path with one local address and one server, else R²CP.
+    Rcp,
+    /// The TCP-like engine.
+    Tcp,
+}
+
+/// One engine for one phase of a download.
+enum Engine<'p, G> {
+    Single(rcp::Session<'p, G>),
+    Multi(r2cp::Multi<'p, G>),
+    Tcp(tcp::TcpFetch<'p, G>),
+}
+
+/// The engine `kind` for `plan`.
+fn engine<G: FnMut(&Progress)>(
+    kind: Kind,
+    plan: &FetchPlan,
+    progress: G,
+) -> Result<Engine<'_, G>, NetError> {
+    Ok(match kind {
+        Kind::Tcp => Engine::Tcp(tcp::TcpFetch::new(plan, progress)?),
+        Kind::Rcp if plan.vias.len() > 1 || plan.servers.len() > 1 => {
+            Engine::Multi(r2cp::Multi::new(plan, progress)?)
+        }
+        Kind::Rcp => Engine::Single(rcp::Session::new(plan, progress, None)?),
+    })
+}
+
+impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        from: u64,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError> {
+        match self {
+            Engine::Single(e) => e.transfer(object, from, limit, sink).await,
+            Engine::Multi(e) => e.transfer(object, from, limit, sink).await,
+            Engine::Tcp(e) => e.transfer(object, from, limit, sink).await,
+        }
+    }
+
+    fn start_object(&mut self) {
+        match self {
+            Engine::Single(e) => e.start_object(),
+            Engine::Multi(e) => e.start_object(),
+            Engine::Tcp(e) => e.start_object(),
+        }
+    }
+
+    fn show(&mut self, progress: &Progress) {
+        match self {
+            Engine::Single(e) => e.show(progress),
+            Engine::Multi(e) => e.show(progress),
+            Engine::Tcp(e) => e.show(progress),
+        }
+    }
+
+    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+        match self {
+            Engine::Single(e) => e.outcome(),
+            Engine::Multi(e) => e.outcome(),
+            Engine::Tcp(e) => e.outcome(),
+        }
+    }
+}
+
+/// Rounds in a row whose failed group no server's copy failed again (corruption on the way,
+/// not at a server) before the download gives up.
+const BLAMELESS_ROUNDS: u32 = 3;
+
+/// The pipeline every engine shares: metadata (cross-checked between servers), the tree, then
+/// the object into the part file, each group verified as it arrives (a server whose copy
+/// fails is found out, dropped, and the rest fetched from the others), the whole verified as
+/// stored and renamed to `out`.
+async fn run<F: FnMut(&Progress)>(
     plan: &FetchPlan,
     out: &Path,
-    mut engine: T,
-    started: Instant,
+    kind: Kind,
+    mut progress: F,
 ) -> Result<FetchReport, NetError> {
+    let started = Clock::wall();
     // The output first: a bad -o (a directory, a symlink, a part file another download
     // holds) fails before anything is fetched.
     let mut output = Output::open(out, plan.resume)?;
-    let meta = fetch_meta(plan, &mut engine).await;
-    let meta = meta.and_then(|m| match plan.expected_digest {
+    let mut now = plan.clone();
+    let mut dropped = Vec::new();
+    let prepared = match prepare(&mut now, kind, &mut progress, &mut dropped).await {
+        Ok((meta, tree)) => output
+            .resume_from(&meta)
+            .and_then(|from| verify_kept(&mut output, &tree, from))
+            .map(|from| (meta, tree, from)),
+        Err(e) => Err(e),
+    };
+    let (meta, tree, mut from) = match prepared {
+        Ok(x) => x,
+        Err(e) => {
+            output.abandon();
+            return Err(e);
+        }
+    };
+    let (mut switches, mut per_path) = (0, Vec::new());
+    let mut blameless = 0;
+    let result = loop {
+        let mut e = match engine(kind, &now, &mut progress) {
+            Ok(e) => e,
+            Err(err) => break Err(err),
+        };
+        e.start_object();
+        let mut sink = verify::Verify::new(&mut output, &tree, &plan.name, from);
+        let r = e.transfer(&plan.name, from, meta.len, &mut sink).await;
+        let (sw, pp) = e.outcome();
+        switches += sw;
+        per_path.extend(pp);
+        let Err(NetError::Corrupt {
+            group, start, end, ..
+        }) = r
+        else {
+            break r;
+        };
+        // Which servers' copy of the group fails? Ask each for it alone.
+        let mut bad = Vec::new();
+        for &s in &now.servers {
+            if verify::probe(&now, s, &tree, group).await == verify::Probe::Bad {
+                bad.push(s);
+            }
+        }
+        if bad.is_empty() {
+            blameless += 1;
+            if blameless >= BLAMELESS_ROUNDS {
+                break Err(NetError::Integrity {
+                    name: plan.name.clone(),
+                    reason: format!(
+                        "bytes {start}..{end} failed verification {blameless} times, but no \
+                         server's own copy fails"
+                    ),
+                });
+            }
+        }
+        for s in &bad {
+            tracing::warn!(server = %s, start, end, "bytes that fail verification: server dropped");
+            dropped.push((*s, format!("bytes {start}..{end} fail verification")));
+        }
+        now.servers.retain(|s| !bad.contains(s));
+        if now.servers.is_empty() {
+            break Err(NetError::Integrity {
+                name: plan.name.clone(),
+                reason: format!("every server sent bytes {start}..{end} that fail verification"),
+            });
+        }
+        if let Err(e) = output.rewind_to(start) {
+            break Err(e);
+        }
+        from = start;
+    };
+    output.finish(&plan.name, result, &meta)?;
+    Ok(FetchReport {
+        bytes: meta.len,
+        digest: meta.digest,
+        seconds: started.elapsed().as_secs_f64(),
+        switches,
+        per_path,
+        dropped,
+    })
+}
+
+/// The metadata (from every server, cross-checked) and the verified tree; servers whose
+/// metadata or tree disagrees are removed from `plan` and listed in `dropped`.
+async fn prepare<F: FnMut(&Progress)>(
+    plan: &mut FetchPlan,
+    kind: Kind,
+    progress: &mut F,
+    dropped: &mut Vec<(SocketAddr, String)>,
+) -> Result<(ObjectMeta, verify::Tree), NetError> {
+    let meta = if plan.servers.len() == 1 {
+        let mut e = engine(kind, plan, &mut *progress)?;
+        let m = fetch_meta(plan, &mut e).await?;
+        check_pin(plan, &m)?;
+        m
+    } else {
+        consensus(plan, kind, progress, dropped).await?
+    };
+    if crate::tree::groups(meta.len, meta.group_log2) < 2 {
+        return Ok((meta, verify::Tree::whole(&meta)));
+    }
+    for s in plan.servers.clone() {
+        let one = verify::one_server(plan, s);
+        let mut e = engine(kind, &one, &mut *progress)?;
+        match verify::fetch_tree(&one, &mut e, &meta).await {
+            Ok(t) => return Ok((meta, t)),
+            Err(why) if why.starts_with("the tree") => {
+                tracing::warn!(server = %s, %why, "bad tree: server dropped");
+                dropped.push((s, why));
+                plan.servers.retain(|x| *x != s);
+            }
+            Err(why) => tracing::debug!(server = %s, %why, "no tree"),
+        }
+    }
+    if plan.servers.is_empty() {
+        return Err(NetError::Integrity {
+            name: plan.name.clone(),
+            reason: "every server's tree fails the digest".into(),
+        });
+    }
+    // No tree to be had: the object is verified whole at the end only.
+    tracing::warn!("no server gave the tree: verified whole at the end only");
+    Ok((meta, verify::Tree::whole(&meta)))
+}
+
+/// Refuses metadata that disagrees with the pinned digest.
+fn check_pin(plan: &FetchPlan, m: &ObjectMeta) -> Result<(), NetError> {
+    match plan.expected_digest {
         Some(pin) if pin != m.digest => Err(NetError::Integrity {
             name: plan.name.clone(),
             reason: format!(
@@ -201,36 +409,129 @@ async fn run<T: Transfer>(
                 blake3::Hash::from(pin).to_hex()
             ),
         }),
-        _ => Ok(m),
-    });
-    let meta = match meta {
-        Ok(m) => m,
-        Err(e) => {
-            output.abandon();
-            return Err(e);
-        }
-    };
-    let from = match output.resume_from(&meta) {
-        Ok(from) => from,
-        Err(e) => {
-            output.abandon();
-            return Err(e);
-        }
-    };
-    engine.start_object();
+        _ => Ok(()),
+    }
+}
 
-    let result = engine
-        .transfer(&plan.name, from, meta.len, &mut output)
-        .await;
-    output.finish(&plan.name, result, &meta)?;
-    let (switches, per_path) = engine.outcome();
-    Ok(FetchReport {
-        bytes: meta.len,
-        digest: meta.digest,
-        seconds: started.elapsed().as_secs_f64(),
-        switches,
-        per_path,
-    })
+/// The metadata every server gives, cross-checked (issue 28, item 9: never trusted from
+/// whichever answers first): the pinned digest's if there is one, else what a strict majority
+/// of the servers that answered say. Servers that say otherwise are dropped; a tie without a
+/// pin is an error naming each side. A server that does not answer is kept (its bytes are
+/// verified group by group like everyone's).
+async fn consensus<F: FnMut(&Progress)>(
+    plan: &mut FetchPlan,
+    kind: Kind,
+    progress: &mut F,
+    dropped: &mut Vec<(SocketAddr, String)>,
+) -> Result<ObjectMeta, NetError> {
+    let mut answers = Vec::new();
+    let mut first_error = None;
+    for s in plan.servers.clone() {
+        let mut one = verify::one_server(plan, s);
+        one.max_attempts = 2 * one.vias.len().max(1);
+        let mut e = engine(kind, &one, &mut *progress)?;
+        match fetch_meta(&one, &mut e).await {
+            Ok(m) => answers.push((s, m)),
+            Err(err) => {
+                tracing::debug!(server = %s, %err, "no metadata");
+                first_error.get_or_insert(err);
+            }
+        }
+    }
+    let Some(&(_, first)) = answers.first() else {
+        return Err(first_error.unwrap_or(NetError::Unreachable {
+            name: plan.name.clone(),
+            reason: "no server answered".into(),
+        }));
+    };
+    let key = |m: &ObjectMeta| (m.len, m.digest);
+    let chosen = match plan.expected_digest {
+        Some(pin) => match answers.iter().find(|(_, m)| m.digest == pin) {
+            Some(&(_, m)) => m,
+            None => {
+                check_pin(plan, &first)?;
+                first
+            }
+        },
+        None => {
+            let votes = |m: &ObjectMeta| answers.iter().filter(|(_, x)| key(x) == key(m)).count();
+            let best = answers
+                .iter()
+                .map(|(_, m)| *m)
+                .max_by_key(votes)
+                .unwrap_or(first);
+            if votes(&best) * 2 <= answers.len() {
+                let sides: Vec<String> = answers
+                    .iter()
+                    .map(|(s, m)| {
+                        format!(
+                            "{s} says {} bytes, BLAKE3 {}",
+                            m.len,
+                            blake3::Hash::from(m.digest).to_hex()
+                        )
+                    })
+                    .collect();
+                return Err(NetError::Integrity {
+                    name: plan.name.clone(),
+                    reason: format!(
+                        "the servers disagree ({}); pin the right digest with --blake3",
+                        sides.join("; ")
+                    ),
+                });
+            }
+            best
+        }
+    };
+    for (s, m) in &answers {
+        if key(m) != key(&chosen) {
+            let why = format!(
+                "its metadata says {} bytes, BLAKE3 {}, not {} bytes, {}",
+                m.len,
+                blake3::Hash::from(m.digest).to_hex(),
+                chosen.len,
+                blake3::Hash::from(chosen.digest).to_hex()
+            );
+            tracing::warn!(server = %s, %why, "server dropped");
+            dropped.push((*s, why));
+            plan.servers.retain(|x| x != s);
+        }
+    }
+    Ok(chosen)
+}
+
+/// Verifies the groups of a part file kept by `--continue` before trusting them: returns
+/// where the download continues (the first byte of the first group that is incomplete or
+/// fails), the part file cut there.
+fn verify_kept(output: &mut Output, tree: &verify::Tree, from: u64) -> Result<u64, NetError> {
+    if from == 0 {
+        return Ok(0);
+    }
+    if !tree.per_group() {
+        return Ok(from);
+    }
+    let mut good = 0;
+    if let Some(file) = output.kept() {
+        use std::os::unix::fs::FileExt;
+        let mut buf = Vec::new();
+        let mut index = 0;
+        loop {
+            let (start, end) = crate::tree::group_range(tree.len, tree.log2, index);
+            if end > from || start == end {
+                break;
+            }
+            buf.resize(usize::try_from(end - start).unwrap_or(0), 0);
+            if file.read_exact_at(&mut buf, start).is_err() || !tree.verify(index, &buf) {
+                break;
+            }
+            good = end;
+            index += 1;
+        }
+    }
+    if good != from {
+        tracing::debug!(from, good, "kept part file verified up to here");
+        output.rewind_to(good)?;
+    }
+    Ok(good)
 }
 
 /// How often a client asks again for metadata while the server computes the digest.
@@ -326,10 +627,5 @@ pub async fn fetch<F: FnMut(&Progress)>(
     progress: F,
 ) -> Result<FetchReport, NetError> {
     check_plan(plan)?;
-    let started = Clock::wall();
-    if plan.vias.len() > 1 || plan.servers.len() > 1 {
-        run(plan, out, r2cp::Multi::new(plan, progress)?, started).await
-    } else {
-        run(plan, out, rcp::Session::new(plan, progress, None)?, started).await
-    }
+    run(plan, out, Kind::Rcp, progress).await
 }

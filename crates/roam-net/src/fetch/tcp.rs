@@ -26,25 +26,30 @@ pub async fn fetch_tcp<F: FnMut(&Progress)>(
     progress: F,
 ) -> Result<FetchReport, NetError> {
     super::check_plan(plan)?;
-    let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
-    let started = Clock::wall();
-    let engine = TcpFetch {
-        plan,
-        driver,
-        first: 0,
-        switches: 0,
-        per_path: Vec::new(),
-        progress,
-        object: false,
-        last_byte: started,
-        ever_connected: false,
-    };
-    super::run(plan, out, engine, started).await
+    super::run(plan, out, super::Kind::Tcp, progress).await
+}
+
+impl<'a, F> TcpFetch<'a, F> {
+    /// Binds the plan's first local address.
+    pub(super) fn new(plan: &'a FetchPlan, progress: F) -> Result<Self, NetError> {
+        let driver = Driver::bind(&plan.vias, EndpointConfig::default(), NoAcceptor::default())?;
+        Ok(TcpFetch {
+            plan,
+            driver,
+            first: 0,
+            switches: 0,
+            per_path: Vec::new(),
+            progress,
+            object: false,
+            last_byte: Clock::wall(),
+            ever_connected: false,
+        })
+    }
 }
 
 /// The TCP-like engine's state across the two transfers: the metadata from the first server
 /// that answers, then the object from the first (from that one on) that delivers it whole.
-struct TcpFetch<'a, F> {
+pub(super) struct TcpFetch<'a, F> {
     plan: &'a FetchPlan,
     driver: Driver<NoAcceptor<NetConn>>,
     /// The server the last transfer came from.

@@ -248,6 +248,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
                     "protocol": protocol_name(args, multipath),
                     "switches": report.switches,
                     "paths": paths,
+                    "dropped": report.dropped.iter().map(|(server, why)| {
+                        serde_json::json!({"server": server.to_string(), "why": why})
+                    }).collect::<Vec<_>>(),
                 })
             );
         }
@@ -264,6 +267,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
             );
             for (via, server, bytes) in &report.per_path {
                 println!("  {via} → {server}: {bytes} bytes");
+            }
+            for (server, why) in &report.dropped {
+                println!("  dropped {server}: {why}");
             }
         }
     }
