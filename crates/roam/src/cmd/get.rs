@@ -15,7 +15,12 @@ use crate::error::{CliError, Result};
 
 /// `roam get --help` text.
 pub const LONG_ABOUT: &str = "Download one file from `roam serve` servers.\n\n\
-The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME); the bytes go to \
+The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME; from every --server, \
+cross-checked: the --blake3 pin's or a majority's, a mirror that disagrees is dropped and named; \
+while a server is still hashing a large file the progress line says so and the client waits), \
+then the BLAKE3 tree (.roam-tree/NAME), against which every 64 KiB-or-larger group is verified \
+as it arrives: a mirror whose bytes fail is found out, dropped and named in the summary, and \
+only the rest is fetched from the others. The bytes go to \
 FILE.roam-part (created exclusively, never through a symlink, locked: a second download to the \
 same FILE stops at once) and are renamed to FILE only once length and digest of the file as \
 stored match, so a failed download never leaves a partial file under the final name. FILE is \
@@ -24,7 +29,7 @@ replaced only if it is a regular file; a character device or FIFO (/dev/null, a 
 file) is refused. With one --via and one --server the download \
 is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
 for the bytes not yet received, again and again with a backoff (up to 8 s) through an outage \
-until --give-up-after seconds pass without a byte. With more than one --via or --server it runs over R²CP: one pipe \
+until --give-up-after seconds pass without a byte (R²CP and the TCP-like engine too, once connected). With more than one --via or --server it runs over R²CP: one pipe \
 per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
 local address fails (a socket error, the interface going down) or that delivers nothing for \
 --stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
@@ -109,9 +114,9 @@ pub struct GetArgs {
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
-    /// Seconds without a byte after which a single-path download gives up (it rides out
-    /// outages until then, opening a new connection after each --stall with a backoff up to
-    /// 8 s; the progress line says it is waiting). Before any connection was ever established
+    /// Seconds without a byte after which a download gives up (every engine rides out
+    /// outages until then, opening new connections or pipes after each --stall with a
+    /// backoff up to 8 s; the progress line says it is waiting). Before any connection was ever established
     /// it gives up after a few attempts instead (a wrong address or a server that is down).
     #[arg(long, value_name = "SECONDS", default_value_t = 900.0)]
     pub give_up_after: f64,
