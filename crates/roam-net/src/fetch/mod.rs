@@ -427,8 +427,7 @@ async fn consensus<F: FnMut(&Progress)>(
     let mut answers = Vec::new();
     let mut first_error = None;
     for s in plan.servers.clone() {
-        let mut one = verify::one_server(plan, s);
-        one.max_attempts = 2 * one.vias.len().max(1);
+        let one = verify::one_server(plan, s);
         let mut e = engine(kind, &one, &mut *progress)?;
         match fetch_meta(&one, &mut e).await {
             Ok(m) => answers.push((s, m)),

@@ -186,11 +186,12 @@ impl Sink for Discard {
 }
 
 /// A plan for asking `server` alone, giving up sooner than a download would (a server that
-/// does not answer a probe is left alone, not waited for).
+/// does not answer is left for the next, not waited for): two tries per local address, and
+/// four stalls without a byte once connected.
 pub(super) fn one_server(plan: &FetchPlan, server: SocketAddr) -> FetchPlan {
     let mut p = plan.clone();
     p.servers = vec![server];
-    p.max_attempts = 4 * p.vias.len().max(1);
+    p.max_attempts = 2 * p.vias.len().max(1);
     p.give_up_after = p.stall.saturating_mul(4);
     p
 }
@@ -199,6 +200,7 @@ pub(super) fn one_server(plan: &FetchPlan, server: SocketAddr) -> FetchPlan {
 pub(super) async fn probe(plan: &FetchPlan, server: SocketAddr, tree: &Tree, index: u64) -> Probe {
     let mut one = one_server(plan, server);
     one.vias.truncate(1);
+    one.max_attempts = 2;
     let Ok(mut s) = rcp::Session::new(&one, |_: &Progress| {}, None) else {
         return Probe::NoAnswer;
     };
