@@ -438,10 +438,25 @@ async fn consensus<F: FnMut(&Progress)>(
         }
     }
     let Some(&(_, first)) = answers.first() else {
-        return Err(first_error.unwrap_or(NetError::Unreachable {
-            name: plan.name.clone(),
-            reason: "no server answered".into(),
-        }));
+        // A refusal or an unavailable name is the servers' answer: say it as it is.
+        return Err(match first_error {
+            Some(NetError::Unreachable { reason, .. })
+                if reason.starts_with("no answer") || reason.starts_with("no data") =>
+            {
+                NetError::Unreachable {
+                    name: plan.name.clone(),
+                    reason: format!(
+                        "none of the {} servers answered (last: {reason})",
+                        plan.servers.len()
+                    ),
+                }
+            }
+            Some(e) => e,
+            None => NetError::Unreachable {
+                name: plan.name.clone(),
+                reason: "no server answered".into(),
+            },
+        });
     };
     let key = |m: &ObjectMeta| (m.len, m.digest);
     let chosen = match plan.expected_digest {
