@@ -149,6 +149,11 @@ pub(crate) trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
     /// Forgets everything put so far (a transfer that starts again from the first byte).
     fn restart(&mut self) -> Result<(), NetError>;
+    /// Whether bytes put can be taken back (a part file can be cut; a FIFO cannot): a
+    /// verifying sink holds each group back from one that cannot until it is verified.
+    fn rewindable(&self) -> bool {
+        true
+    }
 }
 
 impl Sink for Vec<u8> {

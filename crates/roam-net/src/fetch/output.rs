@@ -212,6 +212,10 @@ impl Sink for Output {
         }
     }
 
+    fn rewindable(&self) -> bool {
+        matches!(self, Output::Part(_))
+    }
+
     fn restart(&mut self) -> Result<(), NetError> {
         match self {
             Output::Part(p) => p

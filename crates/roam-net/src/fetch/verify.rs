@@ -84,7 +84,13 @@ impl Tree {
     }
 }
 
-/// A sink that checks every group as it completes before passing on what follows it.
+/// Largest group held back in memory until verified, for an output that cannot take bytes
+/// back (a FIFO, a device): objects up to 16 GiB (1024 groups of at most 16 MiB).
+const HOLD_MAX: u64 = 16 << 20;
+
+/// A sink that checks every group as it completes before passing on what follows it. Into an
+/// output that cannot take bytes back, each group is held until it verifies (groups up to
+/// [`HOLD_MAX`]), so bytes that fail are never written there.
 pub(super) struct Verify<'a, S> {
     inner: &'a mut S,
     tree: &'a Tree,
@@ -92,17 +98,21 @@ pub(super) struct Verify<'a, S> {
     /// The next byte's offset in the object.
     pos: u64,
     group: blake3::Hasher,
+    /// The current group's bytes, held until verified (`None`: written through).
+    held: Option<Vec<u8>>,
 }
 
 impl<'a, S: Sink> Verify<'a, S> {
     /// Passes bytes from `from` (the first byte of a group) on to `inner`.
     pub(super) fn new(inner: &'a mut S, tree: &'a Tree, name: &'a str, from: u64) -> Self {
+        let hold = tree.per_group() && !inner.rewindable() && (1u64 << tree.log2) <= HOLD_MAX;
         Verify {
             inner,
             tree,
             name,
             pos: from,
             group: group_hasher(tree, from),
+            held: hold.then(Vec::new),
         }
     }
 }
@@ -132,7 +142,10 @@ impl<S: Sink> Sink for Verify<'_, S> {
                 .unwrap_or(usize::MAX)
                 .min(bytes.len());
             self.group.update(&bytes[..n]);
-            self.inner.put(&bytes[..n])?;
+            match self.held.as_mut() {
+                Some(held) => held.extend_from_slice(&bytes[..n]),
+                None => self.inner.put(&bytes[..n])?,
+            }
             self.pos += n as u64;
             bytes = &bytes[n..];
             if self.pos == end {
@@ -140,12 +153,19 @@ impl<S: Sink> Sink for Verify<'_, S> {
                     .ok()
                     .and_then(|i| self.tree.cvs.get(i));
                 if cv != Some(&self.group.finalize_non_root()) {
+                    if let Some(held) = self.held.as_mut() {
+                        held.clear();
+                    }
                     return Err(NetError::Corrupt {
                         name: self.name.to_string(),
                         group: index,
                         start,
                         end,
                     });
+                }
+                if let Some(held) = self.held.as_mut() {
+                    self.inner.put(held)?;
+                    held.clear();
                 }
                 self.group = group_hasher(self.tree, end);
             }
@@ -156,6 +176,9 @@ impl<S: Sink> Sink for Verify<'_, S> {
     fn restart(&mut self) -> Result<(), NetError> {
         self.inner.restart()?;
         self.pos = 0;
+        if let Some(held) = self.held.as_mut() {
+            held.clear();
+        }
         self.group = group_hasher(self.tree, 0);
         Ok(())
     }
@@ -251,6 +274,43 @@ mod tests {
         let list: Vec<u8> = cvs.concat();
         let tree = Tree::check(&meta, &list).unwrap();
         (data, meta, tree)
+    }
+
+    /// A sink that cannot take bytes back, as a FIFO.
+    struct Fifo(Vec<u8>);
+
+    impl Sink for Fifo {
+        fn put(&mut self, bytes: &[u8]) -> Result<(), NetError> {
+            self.0.extend_from_slice(bytes);
+            Ok(())
+        }
+
+        fn restart(&mut self) -> Result<(), NetError> {
+            Ok(())
+        }
+
+        fn rewindable(&self) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn an_output_that_cannot_take_bytes_back_never_gets_a_bad_group() {
+        let (data, _, tree) = object((3 << 16) + 100);
+        let mut bad = data.clone();
+        bad[(1 << 16) + 7] ^= 1;
+        let mut fifo = Fifo(Vec::new());
+        let mut v = Verify::new(&mut fifo, &tree, "f", 0);
+        let e = bad.chunks(1000).find_map(|c| v.put(c).err());
+        assert!(
+            matches!(e, Some(NetError::Corrupt { group: 1, .. })),
+            "{e:?}"
+        );
+        assert_eq!(fifo.0, data[..1 << 16], "only the verified first group");
+        // Continued from the failed group with good bytes: the whole object, once.
+        let mut v = Verify::new(&mut fifo, &tree, "f", 1 << 16);
+        v.put(&data[1 << 16..]).unwrap();
+        assert!(fifo.0 == data);
     }
 
     #[test]
