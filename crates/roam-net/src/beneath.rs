@@ -28,36 +28,62 @@ fn file_flags() -> OFlags {
     OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK
 }
 
-/// Opens the regular file `rel` (a relative path of normal components) beneath `root`.
-pub(crate) fn open_beneath(root: &OwnedFd, rel: &Path) -> Option<File> {
+/// Why a name beneath the root cannot be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unservable {
+    /// Nothing by that name beneath the root (or a name that would leave it).
+    Missing,
+    /// It exists but the server may not read it (`EACCES`).
+    Unreadable,
+    /// It exists but is not a regular file (a directory, a FIFO, a device).
+    NotRegular,
+}
+
+/// Opens the regular file `rel` (a relative path of normal components) beneath `root`, or
+/// says why it cannot be served.
+pub(crate) fn open_beneath_checked(root: &OwnedFd, rel: &Path) -> Result<File, Unservable> {
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
     let fd = match rustix::fs::openat2(root, rel, file_flags(), Mode::empty(), resolve) {
         Ok(fd) => fd,
         Err(Errno::NOSYS) | Err(Errno::PERM) => walk_no_symlinks(root, rel)?,
-        Err(_) => return None,
+        Err(Errno::ACCESS) => return Err(Unservable::Unreadable),
+        Err(_) => return Err(Unservable::Missing),
     };
     let file = File::from(fd);
-    file.metadata().ok()?.is_file().then_some(file)
+    match file.metadata() {
+        Ok(m) if m.is_file() => Ok(file),
+        Ok(_) => Err(Unservable::NotRegular),
+        Err(_) => Err(Unservable::Unreadable),
+    }
 }
 
 /// The fallback: one `openat(O_NOFOLLOW)` per component, directories opened `O_PATH`.
-fn walk_no_symlinks(root: &OwnedFd, rel: &Path) -> Option<OwnedFd> {
+fn walk_no_symlinks(root: &OwnedFd, rel: &Path) -> Result<OwnedFd, Unservable> {
     let parts: Vec<_> = rel.components().collect();
-    let (last, dirs) = parts.split_last()?;
+    let (last, dirs) = parts.split_last().ok_or(Unservable::Missing)?;
     let mut dir: Option<OwnedFd> = None;
     for part in dirs {
         let Component::Normal(name) = part else {
-            return None;
+            return Err(Unservable::Missing);
         };
         let base = dir.as_ref().unwrap_or(root);
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        dir = Some(rustix::fs::openat(base, *name, flags, Mode::empty()).ok()?);
+        dir = Some(rustix::fs::openat(base, *name, flags, Mode::empty()).map_err(why)?);
     }
     let Component::Normal(name) = last else {
-        return None;
+        return Err(Unservable::Missing);
     };
     let base = dir.as_ref().unwrap_or(root);
-    rustix::fs::openat(base, *name, file_flags() | OFlags::NOFOLLOW, Mode::empty()).ok()
+    rustix::fs::openat(base, *name, file_flags() | OFlags::NOFOLLOW, Mode::empty()).map_err(why)
+}
+
+/// An `openat` error as a reason.
+fn why(e: Errno) -> Unservable {
+    if e == Errno::ACCESS {
+        Unservable::Unreadable
+    } else {
+        Unservable::Missing
+    }
 }
 
 #[cfg(test)]
@@ -72,15 +98,16 @@ mod tests {
         std::os::unix::fs::symlink("sub", dir.path().join("via")).unwrap();
         std::os::unix::fs::symlink("a", dir.path().join("sub/b")).unwrap();
         let root = open_root(dir.path()).unwrap();
-        assert!(walk_no_symlinks(&root, Path::new("sub/a")).is_some());
-        assert!(walk_no_symlinks(&root, Path::new("via/a")).is_none());
-        assert!(walk_no_symlinks(&root, Path::new("sub/b")).is_none());
+        assert!(walk_no_symlinks(&root, Path::new("sub/a")).is_ok());
+        assert!(walk_no_symlinks(&root, Path::new("via/a")).is_err());
+        assert!(walk_no_symlinks(&root, Path::new("sub/b")).is_err());
         assert!(
-            open_beneath(&root, Path::new("sub/b")).is_some(),
+            open_beneath_checked(&root, Path::new("sub/b")).is_ok(),
             "beneath: followed"
         );
         assert!(
-            open_beneath(&root, Path::new("sub")).is_none(),
+            open_beneath_checked(&root, Path::new("sub")).map(|_| ())
+                == Err(Unservable::NotRegular),
             "not a regular file"
         );
     }

@@ -72,6 +72,19 @@ pub enum NetError {
         /// What did not match.
         reason: String,
     },
+    /// A group of the object failed verification against the BLAKE3 tree as it arrived
+    /// (verified streaming): whoever sent it is found out and dropped by the fetch pipeline.
+    #[error("{name}: bytes {start}..{end} (group {group}) fail verification")]
+    Corrupt {
+        /// The object.
+        name: String,
+        /// The group's index.
+        group: u64,
+        /// Its first byte.
+        start: u64,
+        /// Its end (exclusive).
+        end: u64,
+    },
     /// No server and local address left to try.
     #[error("cannot fetch {name}: {reason}")]
     Unreachable {

@@ -63,6 +63,7 @@ pub mod store;
 pub mod stream;
 mod stream_task;
 pub mod tcp_request;
+mod tree;
 
 pub use clock::Clock;
 pub use driver::{random_key, random_u64, Driver, DriverStats, NetEndpoint};

@@ -20,7 +20,7 @@ use roam_proto::rcp::ObjectStore;
 use roam_proto::tcp;
 use tokio::sync::{mpsc, Notify};
 
-use crate::store::META_PREFIX;
+use crate::store::{META_PREFIX, TREE_PREFIX};
 use crate::tcp_request::{encode_reply, ReplySource, RequestError, TcpRequest};
 use crate::{DirStore, Driver, LinkTable, LocalSpec, NetConn, NetError, ServerAcceptor};
 
@@ -30,9 +30,9 @@ const IDLE_WAKE: Duration = Duration::from_secs(1);
 /// A completed host read: (connection, offset, bytes).
 type ReadDone = (Handle, u64, Vec<u8>);
 
-/// A TCP `get` whose object was looked up (and its digest computed, for metadata) off the
-/// driver's task: (connection, name, length if it exists).
-type Prepared = (Handle, Vec<u8>, Option<u64>);
+/// A TCP `get` whose object was looked up off the driver's task: (connection, name, length
+/// if it exists, a synthesised object's bytes).
+type Prepared = (Handle, Vec<u8>, Option<u64>, Option<Vec<u8>>);
 
 /// Where a TCP-like connection of the server stands.
 #[derive(Debug)]
@@ -234,13 +234,16 @@ impl Server {
                 _ => {}
             }
         }
-        while let Ok((h, name, len)) = self.prepared_rx.try_recv() {
+        while let Ok((h, name, len, bytes)) = self.prepared_rx.try_recv() {
             let Some(NetConn::Tcp(c)) = ep.connection_mut(h) else {
                 continue;
             };
             let state = match len {
                 Some(len) => {
-                    let source = ReplySource::new(self.store.clone(), name, len);
+                    let source = match bytes {
+                        Some(b) => ReplySource::synthesised(b),
+                        None => ReplySource::new(self.store.clone(), name, len),
+                    };
                     if c.set_source(Box::new(source)) {
                         let total = ReplySource::stream_len(len);
                         let pushed = c.push(total);
@@ -261,8 +264,9 @@ impl Server {
     }
 }
 
-/// Looks up the object a TCP `get` names on the blocking pool (a metadata object's digest may
-/// need the whole file read), then hands it back to the driver's task.
+/// Looks up the object a TCP `get` names on the blocking pool (a metadata object waits a
+/// little for the digest and otherwise says "hashing"; a tree object may need the file read),
+/// then hands it back to the driver's task.
 fn prepare(
     store: &Arc<DirStore>,
     tx: &mpsc::UnboundedSender<Prepared>,
@@ -272,12 +276,19 @@ fn prepare(
 ) {
     let (store, tx, wake) = (store.clone(), tx.clone(), wake.clone());
     tokio::task::spawn_blocking(move || {
-        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            // Computes and caches the digest, so the source's reads do not.
-            let _ = store.meta(obj);
-        }
-        let len = store.object_len(&name);
-        let _ = tx.send((h, name, len));
+        let synthesised = if name.starts_with(META_PREFIX.as_bytes())
+            || name.starts_with(TREE_PREFIX.as_bytes())
+        {
+            store.synthesised(&name)
+        } else {
+            None
+        };
+        let len = match &synthesised {
+            Some(b) => Some(b.len() as u64),
+            None if name.starts_with(b".roam-") && !name.starts_with(b".roam-perf/") => None,
+            None => store.object_len(&name),
+        };
+        let _ = tx.send((h, name, len, synthesised));
         wake.notify_one();
     });
 }

@@ -9,12 +9,15 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::FileExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use roam_proto::rcp::ObjectStore;
 
-use crate::beneath::{open_beneath, open_root};
-use crate::digests::{Digests, Version};
+use crate::beneath::{open_beneath_checked, open_root, Unservable};
+use crate::digests::{Digests, Status, Version};
+use crate::tree;
 use crate::NetError;
+use roam_wire::{MetaMessage, Unavailable, META_LEN};
 
 /// The reserved prefix of metadata objects.
 pub const META_PREFIX: &str = ".roam-meta/";
@@ -44,42 +47,21 @@ pub struct ObjectMeta {
     pub len: u64,
     /// BLAKE3 of the bytes.
     pub digest: [u8; 32],
+    /// log2 of the size of the groups its tree (`.roam-tree/NAME`) is cut at.
+    pub group_log2: u8,
 }
 
-impl ObjectMeta {
-    /// The metadata object's bytes: `roam-meta 1\nlen <decimal>\nblake3 <64 hex>\n`.
-    pub fn encode(&self) -> Vec<u8> {
-        format!(
-            "roam-meta 1\nlen {}\nblake3 {}\n",
-            self.len,
-            blake3::Hash::from(self.digest).to_hex()
-        )
-        .into_bytes()
-    }
+/// The reserved prefix of tree objects: `.roam-tree/NAME` is the chaining values of `NAME`'s
+/// groups (`tree.rs`), 32 bytes each, empty for an object of one group.
+pub const TREE_PREFIX: &str = ".roam-tree/";
 
-    /// Parses [`ObjectMeta::encode`]'s output.
-    pub fn decode(bytes: &[u8]) -> Result<ObjectMeta, String> {
-        let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
-        let mut lines = text.lines();
-        if lines.next() != Some("roam-meta 1") {
-            return Err("unknown metadata version".into());
-        }
-        let len = lines
-            .next()
-            .and_then(|l| l.strip_prefix("len "))
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or("missing or bad length")?;
-        let digest = lines
-            .next()
-            .and_then(|l| l.strip_prefix("blake3 "))
-            .and_then(|h| blake3::Hash::from_hex(h).ok())
-            .ok_or("missing or bad digest")?;
-        Ok(ObjectMeta {
-            len,
-            digest: *digest.as_bytes(),
-        })
-    }
-}
+/// How long a metadata request waits for a digest being computed before the server answers
+/// "hashing" (the client asks again): well below any client's stall timeout.
+pub const META_WAIT: Duration = Duration::from_millis(250);
+
+/// How long a tree request waits for its tree (asked for after the metadata said ready, so
+/// only a tree dropped from the cache is computed again here).
+const TREE_WAIT: Duration = Duration::from_secs(30);
 
 /// Longest object name a client may ask for: its metadata object's name
 /// (`.roam-meta/NAME`) must fit an RCP SYN's name field ([`roam_wire::MAX_OBJECT_NAME`]).
@@ -210,36 +192,107 @@ impl DirStore {
     /// Opens the file `name` names, if it is a regular file beneath the root, resolved in one
     /// step (no check-then-open gap).
     pub fn open(&self, name: &[u8]) -> Option<Opened> {
-        let rel = safe_relative(name)?;
-        let file = open_beneath(&self.dir, &rel)?;
-        let version = Version::of(&file)?;
-        Some(Opened {
+        self.open_checked(name).ok()
+    }
+
+    /// As [`DirStore::open`], saying why not: a name that exists but cannot be served
+    /// (unreadable, not a regular file) is told apart from a missing one.
+    fn open_checked(&self, name: &[u8]) -> Result<Opened, Unservable> {
+        let rel = safe_relative(name).ok_or(Unservable::Missing)?;
+        let file = open_beneath_checked(&self.dir, &rel)?;
+        let version = Version::of(&file).ok_or(Unservable::Unreadable)?;
+        Ok(Opened {
             file: Arc::new(file),
             version,
         })
     }
 
-    /// Length and digest of the object `name`: computed once per file version and shared
-    /// (a caller may wait for another's computation). Call it off the driver's task.
-    pub fn meta(&self, name: &[u8]) -> Option<ObjectMeta> {
-        let o = self.open(name)?;
-        let digest = self.digests.get(&o.file, &o.version)?;
-        Some(ObjectMeta {
-            len: o.len(),
-            digest,
-        })
+    /// The metadata's answer for a name that exists but cannot be served.
+    fn unavailable(&self, name: &[u8]) -> Option<MetaMessage> {
+        match self.open_checked(name) {
+            Err(Unservable::Unreadable) => Some(MetaMessage::Unavailable(Unavailable::Unreadable)),
+            Err(Unservable::NotRegular) => Some(MetaMessage::Unavailable(Unavailable::NotRegular)),
+            _ => None,
+        }
     }
 
-    /// Appends bytes `offset .. offset + len` of `name` (file, metadata or generated object)
-    /// to `out`, reading the disk and hashing as needed: call it off the driver's task. A file
-    /// that shrank meanwhile is padded with zeros (the client's digest check catches it).
+    /// The metadata message of the object `name`: ready (length, digest, group size) if the
+    /// digest is known or becomes known within `wait`, else how far the computation (started
+    /// now if nobody has, shared by every request) has got. Call it off the driver's task.
+    pub fn meta_message(&self, name: &[u8], wait: Duration) -> Option<MetaMessage> {
+        let Some(o) = self.open(name) else {
+            return self.unavailable(name);
+        };
+        Some(
+            match self.digests.status(&o.file, &o.version, wait, false) {
+                Status::Ready(h) => MetaMessage::Ready {
+                    len: o.len(),
+                    digest: h.digest,
+                    group_log2: h.log2,
+                },
+                Status::Hashing(hashed) => MetaMessage::Hashing {
+                    len: o.len(),
+                    hashed: hashed.min(o.len()),
+                },
+                Status::Failed => return None,
+            },
+        )
+    }
+
+    /// Length and digest of the object `name`, waiting as long as the computation takes
+    /// (computed once per file version and shared). Call it off the driver's task.
+    pub fn meta(&self, name: &[u8]) -> Option<ObjectMeta> {
+        loop {
+            match self.meta_message(name, Duration::from_secs(1))? {
+                MetaMessage::Ready {
+                    len,
+                    digest,
+                    group_log2,
+                } => {
+                    return Some(ObjectMeta {
+                        len,
+                        digest,
+                        group_log2,
+                    })
+                }
+                MetaMessage::Hashing { .. } => std::thread::sleep(Duration::from_millis(50)),
+                MetaMessage::Unavailable(_) => return None,
+            }
+        }
+    }
+
+    /// The tree object of `name`: its groups' chaining values (empty for one group).
+    fn tree_bytes(&self, name: &[u8]) -> Option<Vec<u8>> {
+        let o = self.open(name)?;
+        match self.digests.status(&o.file, &o.version, TREE_WAIT, true) {
+            Status::Ready(h) => Some(h.tree?.concat()),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a synthesised object (`.roam-meta/NAME`, `.roam-tree/NAME`), computed
+    /// (or waited for) now; `None` for any other name or a file that cannot be read. Call it
+    /// off the driver's task.
+    pub fn synthesised(&self, name: &[u8]) -> Option<Vec<u8>> {
+        if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
+            return Some(self.meta_message(obj, META_WAIT)?.encode().to_vec());
+        }
+        if let Some(obj) = name.strip_prefix(TREE_PREFIX.as_bytes()) {
+            return self.tree_bytes(obj);
+        }
+        None
+    }
+
+    /// Appends bytes `offset .. offset + len` of `name` (file, metadata, tree or generated
+    /// object) to `out`, reading the disk and hashing as needed: call it off the driver's
+    /// task. A file that shrank meanwhile is padded with zeros (the client's checks catch it).
     pub fn read_blocking(&self, name: &[u8], offset: u64, len: usize, out: &mut Vec<u8>) {
         let start = out.len();
         if perf_len(name).is_some() {
             crate::pattern::extend(out, offset, len);
-        } else if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            if let Some(m) = self.meta(obj) {
-                copy_range(&m.encode(), offset, len, out);
+        } else if name.starts_with(b".roam-") {
+            if let Some(bytes) = self.synthesised(name) {
+                copy_range(&bytes, offset, len, out);
             }
         } else if let Some(o) = self.open(name) {
             o.read_into(offset, len, out);
@@ -247,13 +300,14 @@ impl DirStore {
         out.resize(start + len, 0);
     }
 
-    /// The digest of `name` if it is already known (an open and an `fstat`, no read).
-    fn cached_meta(&self, name: &[u8]) -> Option<ObjectMeta> {
+    /// The metadata of `name` if its digest is already known (an open and an `fstat`, no read).
+    fn cached_meta(&self, name: &[u8]) -> Option<MetaMessage> {
         let o = self.open(name)?;
-        let digest = self.digests.known(&o.version)?;
-        Some(ObjectMeta {
+        let (digest, group_log2) = self.digests.known(&o.version)?;
+        Some(MetaMessage::Ready {
             len: o.len(),
             digest,
+            group_log2,
         })
     }
 }
@@ -276,11 +330,16 @@ impl ObjectStore for DirStore {
             return perf_len(name);
         }
         if let Some(obj) = name.strip_prefix(META_PREFIX.as_bytes()) {
-            let m = ObjectMeta {
-                len: self.open(obj)?.len(),
-                digest: [0; 32],
-            };
-            return Some(m.encode().len() as u64);
+            // A name that exists but cannot be served has metadata too: saying why.
+            if self.open(obj).is_none() {
+                self.unavailable(obj)?;
+            }
+            return Some(META_LEN as u64);
+        }
+        if let Some(obj) = name.strip_prefix(TREE_PREFIX.as_bytes()) {
+            let len = self.open(obj)?.len();
+            let n = tree::groups(len, tree::group_log2(len));
+            return Some(if n < 2 { 0 } else { n * 32 });
         }
         Some(self.open(name)?.len())
     }
@@ -374,10 +433,16 @@ mod tests {
             !s.read_now(b".roam-meta/f", 0, n as usize, &mut out),
             "not hashed yet"
         );
+        assert_eq!(n, META_LEN as u64);
         s.read_blocking(b".roam-meta/f", 0, n as usize, &mut out);
-        let m = ObjectMeta::decode(&out).unwrap();
-        assert_eq!(m.len, 3);
-        assert_eq!(m.digest, *blake3::hash(b"abc").as_bytes());
+        assert_eq!(
+            MetaMessage::decode(&out),
+            Ok(MetaMessage::Ready {
+                len: 3,
+                digest: *blake3::hash(b"abc").as_bytes(),
+                group_log2: 16
+            })
+        );
         let mut again = Vec::new();
         assert!(
             s.read_now(b".roam-meta/f", 0, n as usize, &mut again),
@@ -388,8 +453,32 @@ mod tests {
             !s.read_now(b"f", 0, 3, &mut again),
             "file bytes are the host's to read"
         );
-        assert!(ObjectMeta::decode(b"roam-meta 1\nlen x\n").is_err());
         assert_eq!(s.object_len(b".roam-meta/../f"), None);
+        assert_eq!(s.object_len(b".roam-tree/f"), Some(0), "one group: no list");
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        assert_eq!(s.object_len(b".roam-meta/d"), Some(META_LEN as u64));
+        assert_eq!(
+            s.meta_message(b"d", META_WAIT),
+            Some(MetaMessage::Unavailable(Unavailable::NotRegular))
+        );
+        assert_eq!(s.object_len(b".roam-meta/absent"), None, "missing: reset");
+    }
+
+    #[test]
+    fn the_tree_object_lists_every_group_and_merges_to_the_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..(3u32 << 16) + 7).map(|i| (i % 249) as u8).collect();
+        std::fs::write(dir.path().join("f"), &data).unwrap();
+        let s = DirStore::new(dir.path()).unwrap();
+        assert_eq!(s.object_len(b".roam-tree/f"), Some(4 * 32));
+        let mut out = Vec::new();
+        s.read_blocking(b".roam-tree/f", 0, 128, &mut out);
+        let cvs: Vec<[u8; 32]> = out.chunks(32).map(|c| c.try_into().unwrap()).collect();
+        assert_eq!(tree::root(&cvs), Some(*blake3::hash(&data).as_bytes()));
+        assert_eq!(
+            s.meta(b"f").map(|m| m.digest),
+            Some(*blake3::hash(&data).as_bytes())
+        );
     }
 
     #[test]

@@ -108,16 +108,25 @@ pub fn decode_reply(h: &[u8; REPLY_HEADER]) -> Result<Option<u64>, String> {
 
 /// A reply's stream: the header, then the object's bytes read from the store with
 /// positioned reads when the engine encodes a segment (the file is not copied into the send
-/// buffer). The server computes a metadata object's digest before it creates the source, so
-/// these reads are file reads of at most a segment, never a hash of a whole file.
+/// buffer). A synthesised object (metadata, tree) is computed before the source is created
+/// and served from its bytes, so these reads never hash a whole file.
 #[derive(Debug)]
 pub struct ReplySource {
     header: [u8; REPLY_HEADER],
-    store: Arc<DirStore>,
-    name: Vec<u8>,
-    /// The file a file object's reply is read from: opened once, beneath the root, so the
-    /// whole reply comes from one file version.
-    file: Option<Opened>,
+    body: Body,
+}
+
+/// Where a reply's object bytes come from.
+#[derive(Debug)]
+enum Body {
+    /// A served file, opened once beneath the root, so the whole reply comes from one file
+    /// version.
+    File(Opened),
+    /// A synthesised object's bytes, computed beforehand.
+    Bytes(Vec<u8>),
+    /// Read from the store by name (generated objects, or a file that could not be opened:
+    /// zeros, which the client's checks catch).
+    Store(Arc<DirStore>, Vec<u8>),
 }
 
 impl ReplySource {
@@ -130,9 +139,18 @@ impl ReplySource {
         };
         ReplySource {
             header: encode_reply(Some(len)),
-            store,
-            name,
-            file,
+            body: match file {
+                Some(f) => Body::File(f),
+                None => Body::Store(store, name),
+            },
+        }
+    }
+
+    /// The reply carrying `bytes` (a synthesised object computed beforehand).
+    pub fn synthesised(bytes: Vec<u8>) -> ReplySource {
+        ReplySource {
+            header: encode_reply(Some(bytes.len() as u64)),
+            body: Body::Bytes(bytes),
         }
     }
 
@@ -155,9 +173,17 @@ impl ByteSource for ReplySource {
             offset = h;
         }
         if len > 0 {
-            match &self.file {
-                Some(f) => f.read_into(offset - h, len, out),
-                None => self.store.read_blocking(&self.name, offset - h, len, out),
+            match &self.body {
+                Body::File(f) => f.read_into(offset - h, len, out),
+                Body::Bytes(b) => {
+                    let from = usize::try_from(offset - h)
+                        .unwrap_or(usize::MAX)
+                        .min(b.len());
+                    let to = from.saturating_add(len).min(b.len());
+                    out.extend_from_slice(&b[from..to]);
+                    out.resize(out.len() + len - (to - from), 0);
+                }
+                Body::Store(store, name) => store.read_blocking(name, offset - h, len, out),
             }
         }
     }

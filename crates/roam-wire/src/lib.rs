@@ -14,6 +14,7 @@ mod data;
 mod error;
 mod header;
 mod media;
+mod meta;
 mod options;
 mod ptcp;
 mod reader;
@@ -28,6 +29,7 @@ pub use header::{ConnId, Flags, Header, PacketType, HEADER_LEN, VERSION};
 pub use media::{
     MediaPacket, MediaReport, MEDIA_FIXED_LEN, MEDIA_REPORT_LEN, MEDIA_REPORT_LINK_LEN,
 };
+pub use meta::{MetaMessage, Unavailable, MAX_GROUP_LOG2, META_LEN, MIN_GROUP_LOG2};
 pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
     MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,

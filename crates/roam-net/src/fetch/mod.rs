@@ -1,25 +1,28 @@
-//! Fetching one object, verified: its metadata (`.roam-meta/NAME`: length and BLAKE3) first,
-//! then its bytes into the output ([`output`]: a part file renamed to `FILE` only once length
-//! and digest match). The pipeline ([`run`]) is written once here; each engine is a leaf that
-//! moves bytes ([`Transfer`]): single-path RCP ([`rcp`]), R²CP over several local addresses
-//! or servers ([`r2cp`]), the TCP-like engine ([`tcp`]).
+//! Fetching one object, verified: its metadata (`.roam-meta/NAME`: length and BLAKE3, from
+//! every mirror, cross-checked) and BLAKE3 tree first ([`meta`]), then its bytes into the
+//! output ([`output`]: a part file renamed to `FILE` only once length and digest match), each
+//! group verified as it arrives ([`verify`]). The pipeline ([`run`]) is written once here; it
+//! builds one engine per phase, each a leaf that moves bytes ([`Transfer`]): single-path RCP
+//! ([`rcp`]), R²CP over several local addresses or servers ([`r2cp`]), the TCP-like engine
+//! ([`tcp`]).
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::{RcpCc, RcpConfig};
 
 use crate::engines::rcp_config;
 use crate::pipe_meter::PipeProgress;
-use crate::store::{ObjectMeta, META_PREFIX};
 use crate::{Clock, LinkTable, LocalSpec, LocalStatus, NetError};
 
+mod meta;
 mod output;
 mod r2cp;
 mod rcp;
 mod tcp;
+mod verify;
 
 pub(crate) use rcp::receive_generated;
 pub use tcp::fetch_tcp;
@@ -116,6 +119,9 @@ pub struct Progress {
     /// Seconds since the last byte, while the fetch waits for the path to come back (nothing
     /// for longer than the stall): for a "waiting" display.
     pub waiting: Option<f64>,
+    /// While the server is still computing the object's digest (a large file asked for the
+    /// first time): bytes it has hashed and the object's length.
+    pub server_hashing: Option<(u64, u64)>,
 }
 
 /// What a finished fetch did.
@@ -132,6 +138,10 @@ pub struct FetchReport {
     /// Bytes delivered per (local address, server): in order of use (one entry per
     /// connection); under R²CP one entry per pair.
     pub per_path: Vec<(SocketAddr, SocketAddr, u64)>,
+    /// Servers dropped during the download, and why: metadata that disagreed with the
+    /// others' (or the pinned digest), a tree that does not merge to the digest, or bytes
+    /// that failed verification.
+    pub dropped: Vec<(SocketAddr, String)>,
 }
 
 /// Where the bytes of a transfer go.
@@ -140,6 +150,11 @@ pub(crate) trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<(), NetError>;
     /// Forgets everything put so far (a transfer that starts again from the first byte).
     fn restart(&mut self) -> Result<(), NetError>;
+    /// Whether bytes put can be taken back (a part file can be cut; a FIFO cannot): a
+    /// verifying sink holds each group back from one that cannot until it is verified.
+    fn rewindable(&self) -> bool {
+        true
+    }
 }
 
 impl Sink for Vec<u8> {
@@ -170,69 +185,215 @@ pub(crate) trait Transfer {
     ) -> Result<u64, NetError>;
     /// Between the metadata and the object: forgets the metadata's per-path counts.
     fn start_object(&mut self);
+    /// Hands `progress` to the engine's progress callback (the pipeline's own states).
+    fn show(&mut self, progress: &Progress);
     /// Switches and bytes per (local address, server), for the report.
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>);
 }
 
-/// The pipeline every engine shares: metadata, then the object into the part file, verified
-/// and renamed to `out`.
-async fn run<T: Transfer>(
+/// The engine family a download runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// RCP: single-path with one local address and one server, else R²CP.
+    Rcp,
+    /// The TCP-like engine.
+    Tcp,
+}
+
+/// One engine for one phase of a download.
+enum Engine<'p, G> {
+    Single(rcp::Session<'p, G>),
+    Multi(r2cp::Multi<'p, G>),
+    Tcp(tcp::TcpFetch<'p, G>),
+}
+
+/// The engine `kind` for `plan`.
+fn engine<G: FnMut(&Progress)>(
+    kind: Kind,
+    plan: &FetchPlan,
+    progress: G,
+) -> Result<Engine<'_, G>, NetError> {
+    Ok(match kind {
+        Kind::Tcp => Engine::Tcp(tcp::TcpFetch::new(plan, progress)?),
+        Kind::Rcp if plan.vias.len() > 1 || plan.servers.len() > 1 => {
+            Engine::Multi(r2cp::Multi::new(plan, progress)?)
+        }
+        Kind::Rcp => Engine::Single(rcp::Session::new(plan, progress, None)?),
+    })
+}
+
+impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
+    async fn transfer<S: Sink>(
+        &mut self,
+        object: &str,
+        from: u64,
+        limit: u64,
+        sink: &mut S,
+    ) -> Result<u64, NetError> {
+        match self {
+            Engine::Single(e) => e.transfer(object, from, limit, sink).await,
+            Engine::Multi(e) => e.transfer(object, from, limit, sink).await,
+            Engine::Tcp(e) => e.transfer(object, from, limit, sink).await,
+        }
+    }
+
+    fn start_object(&mut self) {
+        match self {
+            Engine::Single(e) => e.start_object(),
+            Engine::Multi(e) => e.start_object(),
+            Engine::Tcp(e) => e.start_object(),
+        }
+    }
+
+    fn show(&mut self, progress: &Progress) {
+        match self {
+            Engine::Single(e) => e.show(progress),
+            Engine::Multi(e) => e.show(progress),
+            Engine::Tcp(e) => e.show(progress),
+        }
+    }
+
+    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+        match self {
+            Engine::Single(e) => e.outcome(),
+            Engine::Multi(e) => e.outcome(),
+            Engine::Tcp(e) => e.outcome(),
+        }
+    }
+}
+
+/// Rounds in a row whose failed group no server's copy failed again (corruption on the way,
+/// not at a server) before the download gives up.
+const BLAMELESS_ROUNDS: u32 = 3;
+
+/// The pipeline every engine shares: metadata (cross-checked between servers), the tree, then
+/// the object into the part file, each group verified as it arrives (a server whose copy
+/// fails is found out, dropped, and the rest fetched from the others), the whole verified as
+/// stored and renamed to `out`.
+async fn run<F: FnMut(&Progress)>(
     plan: &FetchPlan,
     out: &Path,
-    mut engine: T,
-    started: Instant,
+    kind: Kind,
+    mut progress: F,
 ) -> Result<FetchReport, NetError> {
+    let started = Clock::wall();
     // The output first: a bad -o (a directory, a symlink, a part file another download
     // holds) fails before anything is fetched.
     let mut output = Output::open(out, plan.resume)?;
-    let meta_name = format!("{META_PREFIX}{}", plan.name);
-    let mut meta_bytes = Vec::new();
-    let meta = match engine.transfer(&meta_name, 0, 1024, &mut meta_bytes).await {
-        Ok(_) => ObjectMeta::decode(&meta_bytes).map_err(|reason| NetError::Meta {
-            name: plan.name.clone(),
-            reason,
-        }),
+    let mut now = plan.clone();
+    let mut dropped = Vec::new();
+    let prepared = match meta::prepare(&mut now, kind, &mut progress, &mut dropped).await {
+        Ok((meta, tree)) => output
+            .resume_from(&meta)
+            .and_then(|from| verify_kept(&mut output, &tree, from))
+            .map(|from| (meta, tree, from)),
         Err(e) => Err(e),
     };
-    let meta = meta.and_then(|m| match plan.expected_digest {
-        Some(pin) if pin != m.digest => Err(NetError::Integrity {
-            name: plan.name.clone(),
-            reason: format!(
-                "the server's metadata gives BLAKE3 {}, not the expected {}",
-                blake3::Hash::from(m.digest).to_hex(),
-                blake3::Hash::from(pin).to_hex()
-            ),
-        }),
-        _ => Ok(m),
-    });
-    let meta = match meta {
-        Ok(m) => m,
+    let (meta, tree, mut from) = match prepared {
+        Ok(x) => x,
         Err(e) => {
             output.abandon();
             return Err(e);
         }
     };
-    let from = match output.resume_from(&meta) {
-        Ok(from) => from,
-        Err(e) => {
-            output.abandon();
-            return Err(e);
+    let (mut switches, mut per_path) = (0, Vec::new());
+    let mut blameless = 0;
+    let result = loop {
+        let mut e = match engine(kind, &now, &mut progress) {
+            Ok(e) => e,
+            Err(err) => break Err(err),
+        };
+        e.start_object();
+        let mut sink = verify::Verify::new(&mut output, &tree, &plan.name, from);
+        let r = e.transfer(&plan.name, from, meta.len, &mut sink).await;
+        let (sw, pp) = e.outcome();
+        switches += sw;
+        per_path.extend(pp);
+        let Err(NetError::Corrupt {
+            group, start, end, ..
+        }) = r
+        else {
+            break r;
+        };
+        // Which servers' copy of the group fails? Ask each for it alone.
+        let mut bad = Vec::new();
+        for &s in &now.servers {
+            if verify::probe(&now, s, &tree, group).await == verify::Probe::Bad {
+                bad.push(s);
+            }
         }
+        if bad.is_empty() {
+            blameless += 1;
+            if blameless >= BLAMELESS_ROUNDS {
+                break Err(NetError::Integrity {
+                    name: plan.name.clone(),
+                    reason: format!(
+                        "bytes {start}..{end} failed verification {blameless} times, but no \
+                         server's own copy fails"
+                    ),
+                });
+            }
+        }
+        for s in &bad {
+            tracing::warn!(server = %s, start, end, "bytes that fail verification: server dropped");
+            dropped.push((*s, format!("bytes {start}..{end} fail verification")));
+        }
+        now.servers.retain(|s| !bad.contains(s));
+        if now.servers.is_empty() {
+            break Err(NetError::Integrity {
+                name: plan.name.clone(),
+                reason: format!("every server sent bytes {start}..{end} that fail verification"),
+            });
+        }
+        if let Err(e) = output.rewind_to(start) {
+            break Err(e);
+        }
+        from = start;
     };
-    engine.start_object();
-
-    let result = engine
-        .transfer(&plan.name, from, meta.len, &mut output)
-        .await;
     output.finish(&plan.name, result, &meta)?;
-    let (switches, per_path) = engine.outcome();
     Ok(FetchReport {
         bytes: meta.len,
         digest: meta.digest,
         seconds: started.elapsed().as_secs_f64(),
         switches,
         per_path,
+        dropped,
     })
+}
+
+/// Verifies the groups of a part file kept by `--continue` before trusting them: returns
+/// where the download continues (the first byte of the first group that is incomplete or
+/// fails), the part file cut there.
+fn verify_kept(output: &mut Output, tree: &verify::Tree, from: u64) -> Result<u64, NetError> {
+    if from == 0 {
+        return Ok(0);
+    }
+    if !tree.per_group() {
+        return Ok(from);
+    }
+    let mut good = 0;
+    if let Some(file) = output.kept() {
+        use std::os::unix::fs::FileExt;
+        let mut buf = Vec::new();
+        let mut index = 0;
+        loop {
+            let (start, end) = crate::tree::group_range(tree.len, tree.log2, index);
+            if end > from || start == end {
+                break;
+            }
+            buf.resize(usize::try_from(end - start).unwrap_or(0), 0);
+            if file.read_exact_at(&mut buf, start).is_err() || !tree.verify(index, &buf) {
+                break;
+            }
+            good = end;
+            index += 1;
+        }
+    }
+    if good != from {
+        tracing::debug!(from, good, "kept part file verified up to here");
+        output.rewind_to(good)?;
+    }
+    Ok(good)
 }
 
 /// Refuses a plan without a server or a local address, or for a name no server would serve
@@ -260,10 +421,5 @@ pub async fn fetch<F: FnMut(&Progress)>(
     progress: F,
 ) -> Result<FetchReport, NetError> {
     check_plan(plan)?;
-    let started = Clock::wall();
-    if plan.vias.len() > 1 || plan.servers.len() > 1 {
-        run(plan, out, r2cp::Multi::new(plan, progress)?, started).await
-    } else {
-        run(plan, out, rcp::Session::new(plan, progress, None)?, started).await
-    }
+    run(plan, out, Kind::Rcp, progress).await
 }

@@ -165,6 +165,32 @@ impl Output {
         Ok(from)
     }
 
+    /// Takes back everything written from byte `to` on (a group that failed verification): a
+    /// part file is cut there; a stream cannot take bytes back.
+    pub(crate) fn rewind_to(&mut self, to: u64) -> Result<(), NetError> {
+        match self {
+            Output::Part(p) => p
+                .file
+                .set_len(to)
+                .and_then(|()| p.file.seek(SeekFrom::Start(to)))
+                .map(|_| ())
+                .map_err(|e| file_error(&p.part, e)),
+            Output::Stream(s) if s.written == to => Ok(()),
+            Output::Stream(s) => Err(refused(
+                &s.out,
+                "bytes that failed verification were already written here",
+            )),
+        }
+    }
+
+    /// The part file kept by `--continue`, to verify its groups before they are trusted.
+    pub(crate) fn kept(&self) -> Option<&File> {
+        match self {
+            Output::Part(p) if p.resumed => Some(&p.file),
+            _ => None,
+        }
+    }
+
     /// Gives the output up before anything was written to it (the metadata could not be
     /// fetched): the part file is removed.
     pub(crate) fn abandon(self) {
@@ -184,6 +210,10 @@ impl Sink for Output {
                 s.file.write_all(bytes).map_err(|e| file_error(&s.out, e))
             }
         }
+    }
+
+    fn rewindable(&self) -> bool {
+        matches!(self, Output::Part(_))
     }
 
     fn restart(&mut self) -> Result<(), NetError> {
@@ -435,6 +465,7 @@ mod tests {
         ObjectMeta {
             len: bytes.len() as u64,
             digest: *blake3::hash(bytes).as_bytes(),
+            group_log2: 16,
         }
     }
 

@@ -83,6 +83,12 @@ pub(super) struct Multi<'a, F> {
     switches: u32,
     /// Pipes opened since the last byte arrived.
     attempts: usize,
+    /// Some pipe came up during this download: the servers are there, and later silences are
+    /// outages to ride out until `give_up_after`.
+    ever_up: bool,
+    /// Per server: pipes refused (failed before they came up, well within the stall: a
+    /// reset, as for an object the server does not have) since one last came up.
+    refused: Vec<u32>,
     meter: PipeMeter,
     progress: F,
 }
@@ -104,6 +110,10 @@ impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
         }
         self.meter = PipeMeter::default();
         self.switches = 0;
+    }
+
+    fn show(&mut self, progress: &Progress) {
+        (self.progress)(progress);
     }
 
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
@@ -166,6 +176,8 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             next_pipe: 1,
             switches: 0,
             attempts: 0,
+            ever_up: false,
+            refused: vec![0; plan.servers.len()],
             meter: PipeMeter::default(),
             progress,
         })
@@ -243,9 +255,23 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                             }
                             p.failures = 0;
                             self.vias[p.via].failures = 0;
+                            self.refused[p.server] = 0;
+                            self.ever_up = true;
                         }
                     }
-                    R2cpEvent::PipeFailed(id) | R2cpEvent::PipeClosed(id) => closed.push(id),
+                    R2cpEvent::PipeFailed(id) => {
+                        if let Some(k) = pair_index(&self.pairs, id) {
+                            let p = &self.pairs[k];
+                            let refused = p.live.as_ref().is_some_and(|l| {
+                                !l.up && wall.duration_since(l.opened) < self.plan.stall
+                            });
+                            if refused {
+                                self.refused[p.server] += 1;
+                            }
+                        }
+                        closed.push(id);
+                    }
+                    R2cpEvent::PipeClosed(id) => closed.push(id),
                     R2cpEvent::Eof | R2cpEvent::Closed => eof = true,
                 }
             }
@@ -285,7 +311,9 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             }
             if n > 0 || wall.duration_since(last_report) >= PROGRESS_EVERY || done {
                 last_report = wall;
-                self.report(got, total, wall);
+                let idle = wall.duration_since(last_byte);
+                let waiting = (idle >= self.plan.stall).then_some(idle.as_secs_f64());
+                self.report(got, total, wall, waiting);
             }
             if done {
                 if let Some(NetConn::R2cp(r)) = self.driver.endpoint().connection(h) {
@@ -301,15 +329,38 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 .iter()
                 .any(|p| p.live.as_ref().is_some_and(|l| l.up));
             let idle = wall.duration_since(last_byte);
-            if !any_up && (self.attempts >= self.plan.max_attempts || idle >= max_idle) {
+            let paths = format!(
+                "{} local address(es) and {} server(s)",
+                self.plan.vias.len(),
+                self.plan.servers.len()
+            );
+            // Every server refused the object (twice each, none came up since): it is not
+            // there; say so at once instead of retrying until the attempts run out.
+            if !any_up && self.refused.iter().all(|r| *r >= 2) {
+                self.driver.endpoint().remove(h);
+                return Err(self.unreachable(
+                    "every server refused it: no such object (or not a readable file)".into(),
+                ));
+            }
+            // Once a pipe has been up, silences are outages: ride them out (pairs are tried
+            // again with a backoff up to 8 s) until give_up_after without a byte.
+            if self.ever_up && idle >= self.plan.give_up_after {
                 self.driver.endpoint().remove(h);
                 return Err(self.unreachable(format!(
-                    "no progress for {:.1} s after {} pipe attempts over {} local address(es) \
-                     and {} server(s)",
+                    "no data for {:.0} s over {paths} (gave up after {:.0} s)",
+                    idle.as_secs_f64(),
+                    self.plan.give_up_after.as_secs_f64()
+                )));
+            }
+            if !self.ever_up
+                && !any_up
+                && (self.attempts >= self.plan.max_attempts || idle >= max_idle)
+            {
+                self.driver.endpoint().remove(h);
+                return Err(self.unreachable(format!(
+                    "no answer for {:.1} s after {} pipe attempts over {paths}",
                     idle.as_secs_f64(),
                     self.attempts,
-                    self.plan.vias.len(),
-                    self.plan.servers.len()
                 )));
             }
         }
@@ -456,8 +507,9 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         self.switches += 1;
     }
 
-    /// Calls the progress callback with every pair's bytes and rate.
-    fn report(&mut self, got: u64, total: Option<u64>, wall: Instant) {
+    /// Calls the progress callback with every pair's bytes and rate (and, while nothing has
+    /// arrived for longer than the stall, for how long).
+    fn report(&mut self, got: u64, total: Option<u64>, wall: Instant, waiting: Option<f64>) {
         let servers = &self.plan.servers;
         for p in &self.pairs {
             let up = p.live.as_ref().is_some_and(|l| l.up);
@@ -478,7 +530,8 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             server: lead.1,
             switches: self.switches,
             pipes: self.meter.snapshot(),
-            waiting: None,
+            waiting,
+            server_hashing: None,
         });
     }
 }

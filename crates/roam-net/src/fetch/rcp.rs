@@ -163,6 +163,10 @@ impl<F: FnMut(&Progress)> Transfer for Session<'_, F> {
         self.route.per_path.clear();
     }
 
+    fn show(&mut self, progress: &Progress) {
+        (self.progress)(progress);
+    }
+
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         (self.route.switches, self.route.per_path)
     }
@@ -237,6 +241,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                         switches: self.route.switches,
                         pipes,
                         waiting: None,
+                        server_hashing: None,
                     });
                 }
                 let timed_out = self.deadline.is_some_and(|d| Clock::wall() >= d);
@@ -345,6 +350,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     switches: self.route.switches,
                     pipes,
                     waiting: Some(idle.as_secs_f64()),
+                    server_hashing: None,
                 });
             }
             if now >= until {

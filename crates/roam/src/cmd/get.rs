@@ -15,7 +15,12 @@ use crate::error::{CliError, Result};
 
 /// `roam get --help` text.
 pub const LONG_ABOUT: &str = "Download one file from `roam serve` servers.\n\n\
-The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME); the bytes go to \
+The object's length and BLAKE3 digest are fetched first (.roam-meta/NAME; from every --server, \
+cross-checked: the --blake3 pin's or a majority's, a mirror that disagrees is dropped and named; \
+while a server is still hashing a large file the progress line says so and the client waits), \
+then the BLAKE3 tree (.roam-tree/NAME), against which every 64 KiB-or-larger group is verified \
+as it arrives: a mirror whose bytes fail is found out, dropped and named in the summary, and \
+only the rest is fetched from the others. The bytes go to \
 FILE.roam-part (created exclusively, never through a symlink, locked: a second download to the \
 same FILE stops at once) and are renamed to FILE only once length and digest of the file as \
 stored match, so a failed download never leaves a partial file under the final name. FILE is \
@@ -24,7 +29,7 @@ replaced only if it is a regular file; a character device or FIFO (/dev/null, a 
 file) is refused. With one --via and one --server the download \
 is one RCP connection; when it stops delivering for --stall seconds a new connection asks only \
 for the bytes not yet received, again and again with a backoff (up to 8 s) through an outage \
-until --give-up-after seconds pass without a byte. With more than one --via or --server it runs over R²CP: one pipe \
+until --give-up-after seconds pass without a byte (R²CP and the TCP-like engine too, once connected). With more than one --via or --server it runs over R²CP: one pipe \
 per (via, server) pair, their bandwidths added, data assigned to pipes by --scheme. A pipe whose \
 local address fails (a socket error, the interface going down) or that delivers nothing for \
 --stall seconds is removed while the transfer runs, its outstanding requests moved to the other \
@@ -109,9 +114,9 @@ pub struct GetArgs {
     /// Seconds without progress before a connection (R²CP: a pipe) is abandoned.
     #[arg(long, value_name = "SECONDS", default_value_t = 3.0)]
     pub stall: f64,
-    /// Seconds without a byte after which a single-path download gives up (it rides out
-    /// outages until then, opening a new connection after each --stall with a backoff up to
-    /// 8 s; the progress line says it is waiting). Before any connection was ever established
+    /// Seconds without a byte after which a download gives up (every engine rides out
+    /// outages until then, opening new connections or pipes after each --stall with a
+    /// backoff up to 8 s; the progress line says it is waiting). Before any connection was ever established
     /// it gives up after a few attempts instead (a wrong address or a server that is down).
     #[arg(long, value_name = "SECONDS", default_value_t = 900.0)]
     pub give_up_after: f64,
@@ -248,6 +253,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
                     "protocol": protocol_name(args, multipath),
                     "switches": report.switches,
                     "paths": paths,
+                    "dropped": report.dropped.iter().map(|(server, why)| {
+                        serde_json::json!({"server": server.to_string(), "why": why})
+                    }).collect::<Vec<_>>(),
                 })
             );
         }
@@ -264,6 +272,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
             );
             for (via, server, bytes) in &report.per_path {
                 println!("  {via} → {server}: {bytes} bytes");
+            }
+            for (server, why) in &report.dropped {
+                println!("  dropped {server}: {why}");
             }
         }
     }
@@ -289,6 +300,27 @@ fn pipe_line(p: &roam_net::PipeProgress) -> String {
         p.server,
         p.rate_bps / 1e6
     )
+}
+
+/// The status line under the bar, while the download waits: for the path to come back, or for
+/// the server to finish computing the digest of a large file.
+fn status_line(p: &roam_net::Progress, give_up_after: f64) -> Option<String> {
+    if let Some((hashed, len)) = p.server_hashing {
+        let pct = if len == 0 {
+            100.0
+        } else {
+            hashed as f64 * 100.0 / len as f64
+        };
+        return Some(format!(
+            "  waiting for {}: computing the digest, {pct:.0} % of {len} bytes",
+            p.server
+        ));
+    }
+    p.waiting.map(|idle| {
+        format!(
+            "  waiting for the path: no data for {idle:.0} s (gives up after {give_up_after:.0} s)"
+        )
+    })
 }
 
 /// The progress display on a terminal: the bar (bytes, total, rate), then one line per pipe
@@ -351,16 +383,13 @@ impl Display {
             };
             self.pipes[i].1.set_message(pipe_line(pipe));
         }
-        match p.waiting {
-            Some(idle) => {
+        match status_line(p, give_up_after) {
+            Some(message) => {
                 if self.status.is_none() {
                     self.status = Some(self.line());
                 }
                 if let Some(s) = &self.status {
-                    s.set_message(format!(
-                        "  waiting for the path: no data for {idle:.0} s (gives up after \
-                         {give_up_after:.0} s)"
-                    ));
+                    s.set_message(message);
                 }
             }
             None => {
@@ -400,6 +429,31 @@ mod tests {
             rate_bps,
             up,
         }
+    }
+
+    #[test]
+    fn the_status_line_says_what_the_download_waits_for() {
+        let mut p = roam_net::Progress {
+            bytes: 0,
+            total: Some(1000),
+            via: "10.0.0.1:1".parse().unwrap(),
+            server: "10.0.0.9:7000".parse().unwrap(),
+            switches: 0,
+            pipes: Vec::new(),
+            waiting: None,
+            server_hashing: None,
+        };
+        assert_eq!(status_line(&p, 900.0), None);
+        p.waiting = Some(12.4);
+        assert_eq!(
+            status_line(&p, 900.0).unwrap(),
+            "  waiting for the path: no data for 12 s (gives up after 900 s)"
+        );
+        p.server_hashing = Some((250, 1000));
+        assert_eq!(
+            status_line(&p, 900.0).unwrap(),
+            "  waiting for 10.0.0.9:7000: computing the digest, 25 % of 1000 bytes"
+        );
     }
 
     #[test]

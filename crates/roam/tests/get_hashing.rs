@@ -1,0 +1,117 @@
+//! A client asking for a large file's metadata while the server is still computing its digest
+//! waits for it instead of giving up at its stall timeout (issue 28, item 5): the server
+//! answers `.roam-meta/NAME` with "hashing, N bytes so far" (`roam_wire::MetaMessage`) and the
+//! client asks again. Against real `roam serve` processes on loopback, over single-path RCP,
+//! R²CP (two mirrors) and the TCP-like engine. The files are sparse (4 GiB each, no disk
+//! used), so hashing takes seconds, well past `--stall 0.5 --give-up-after 1`; the download
+//! is pinned to a wrong digest so that it ends as soon as the metadata arrives (with a refusal
+//! that proves it did) instead of moving 16 GiB. Every wait is bounded; servers are killed by
+//! guards, also on failure.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+
+/// Bytes of each sparse file.
+const BIG: u64 = 4 << 30;
+
+/// A child process, killed on drop.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Serves `dir` on a free loopback port; returns the guard and the address.
+fn serve(dir: &Path) -> (Guard, String) {
+    let mut child = Command::new(ROAM)
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    let addr = v["listening"][0].as_str().expect("an address").to_string();
+    (Guard(child), addr)
+}
+
+/// Runs `roam get NAME` pinned to a wrong digest with a short stall and give-up time; returns
+/// its stderr and (a lower bound of) how long it ran, counted in 50 ms sleeps. Bounded at
+/// 3600 sleeps (at least 180 s).
+fn get_pinned_wrong(name: &str, servers: &[&str], extra: &[&str], out: &Path) -> (String, f64) {
+    let mut c = Command::new(ROAM);
+    c.args(["get", name, "--stall", "0.5", "--give-up-after", "1", "-q"])
+        .args(["--blake3", &"00".repeat(32)])
+        .args(extra)
+        .arg("-o")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for s in servers {
+        c.args(["--server", s]);
+    }
+    let mut child = Guard(c.spawn().unwrap());
+    let mut sleeps = 0u32;
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            assert!(!status.success(), "a wrong pin must fail the download");
+            break;
+        }
+        assert!(sleeps < 3600, "roam get still running after 180 s");
+        std::thread::sleep(Duration::from_millis(50));
+        sleeps += 1;
+    }
+    let mut err = String::new();
+    if let Some(mut e) = child.0.stderr.take() {
+        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+    }
+    (err, f64::from(sleeps) * 0.05)
+}
+
+#[test]
+fn a_client_waits_for_the_servers_digest_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    // One file per engine: each is hashed from scratch.
+    for name in ["rcp", "r2cp", "tcp"] {
+        std::fs::File::create(srv.join(name))
+            .unwrap()
+            .set_len(BIG)
+            .unwrap();
+    }
+    let (_a, a) = serve(&srv);
+    let (_b, b) = serve(&srv);
+    let cases: [(&str, Vec<&str>, &[&str]); 3] = [
+        ("rcp", vec![&a], &[]),
+        ("r2cp", vec![&a, &b], &[]),
+        ("tcp", vec![&a], &["--protocol", "tcp"]),
+    ];
+    for (name, servers, extra) in cases {
+        let out = dir.path().join(format!("out-{name}"));
+        let (err, secs) = get_pinned_wrong(name, &servers, extra, &out);
+        assert!(
+            err.contains("not the expected"),
+            "{name}: the metadata never arrived ({secs:.1} s): {err}"
+        );
+        assert!(
+            secs > 1.0,
+            "{name}: the digest took {secs:.1} s, not longer than --give-up-after: the test \
+             proves nothing on this machine"
+        );
+        assert!(!out.exists(), "{name}: no output on failure");
+        eprintln!("{name}: metadata after {secs:.1} s of hashing");
+    }
+}
