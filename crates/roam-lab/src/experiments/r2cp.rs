@@ -2,7 +2,7 @@
 //! over two pipes to two servers under bandwidth and RTT mismatches and fluctuating background
 //! traffic, policy-based aggregation, handoff and server-migration timelines; and, beyond the
 //! paper, aggregation over real cellular capacity traces and a blackout of the primary path,
-//! beside Linux MPTCP and aria2 (`/work/shared/anchors/README.md`). One module per setup under
+//! beside Linux MPTCP and aria2 (the project's reference figures (`anchors/README.md` beside the repository)). One module per setup under
 //! `r2cp/`; the topology is `experiments/r2cp/two_paths.toml`.
 
 mod beyond;
@@ -101,9 +101,12 @@ fn explanation(id: &str) -> &'static str {
         }
         "handoff-mbb-no-stall" => {
             "The object arrives intact and data keep arriving, but in-order delivery pauses \
-             longer than 100 ms once around the switch: the new pipe's slow start overflows \
-             its 50-packet queue and the lost unit is repaired about one round trip of the \
-             new path (plus its queue) later; the 100 ms bound is ours."
+             longer than 100 ms once around the switch: carrying everything alone, the new \
+             pipe's slow start overflows its 50-packet queue; the unit at the head was \
+             requested behind the far-ahead units rank had given that pipe, so no later \
+             request's data arrives to reveal its loss before its queue drains, and the old \
+             pipe, draining, is no second path to rescue it through (docs/R2CP.md, \"Head-of-line \
+             awareness\", second round). The 100 ms bound is ours."
         }
         "bandwidth-r2cp-ideal" => {
             "At 4 + 1 Mb/s rank scheduling binds the slow pipe's units ahead by the fast \
@@ -151,7 +154,17 @@ fn explanation(id: &str) -> &'static str {
 /// The "Where ours differ and why" section, claim by claim.
 fn differences(report: &mut Report) {
     let mut text = String::new();
+    // An explanation shared by several claims is written once, under the first of them.
+    let mut told: Vec<(&'static str, String)> = Vec::new();
     for c in &report.claims {
+        let why = explanation(&c.id);
+        let why = match told.iter().find(|(w, _)| !w.is_empty() && *w == why) {
+            Some((_, first)) => format!("See `{first}` above."),
+            None => {
+                told.push((why, c.id.clone()));
+                why.to_owned()
+            }
+        };
         text.push_str(&format!(
             "- **{}** ({}): {} Ours: `{}`; paper: `{}`. {}\n",
             c.id,
@@ -159,7 +172,7 @@ fn differences(report: &mut Report) {
             c.claim,
             c.ours,
             c.paper,
-            explanation(&c.id)
+            why
         ));
     }
     report.section("Where ours differ and why", &text);

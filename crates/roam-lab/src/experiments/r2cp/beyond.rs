@@ -1,7 +1,7 @@
 //! Beyond the paper, in the simulator: R²CP over pairs of real cellular capacity traces
 //! (`traces/`, Mahimahi format), and a 10 s blackout of the primary path beside a slow, long
 //! secondary. The reference figures of Linux MPTCP and aria2 in the same setups come from
-//! `/work/shared/anchors/README.md` (measured on emulated links, not in this simulator).
+//! the project's reference figures (`anchors/README.md` beside the repository) (measured on emulated links, not in this simulator).
 
 use serde_json::json;
 
@@ -99,7 +99,7 @@ pub(super) fn traces(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
              t = 0; one-way delays LTE 20 ms, UMTS 40 ms (as in the MPTCP anchor), uplinks \
              10 Mb/s, 200-packet queues, 4 MB receive buffer, {secs} s runs. Goodput in Mb/s; \
              ideal = the two single-path RCP flows, each on its trace alone.\n\n\
-             For context (measured on emulated links with Linux, `/work/shared/anchors`): on \
+             For context (Linux on emulated links, the project's reference figures in `anchors/README.md`): on \
              Verizon-LTE + TMobile-UMTS over 60 s, TCP alone got 31.7 MB and 6.0 MB (4.2 and \
              0.8 Mb/s), **MPTCP 22.0 MB: 58 % of the ideal and below TCP on the LTE path \
              alone**, with 10-20 s stalls; aria2 over two mirrors 4.30 Mb/s (LTE alone 4.33): \
@@ -216,7 +216,7 @@ pub(super) fn blackout(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
              directions from {BLACKOUT_AT_S} s for {BLACKOUT_S} s of a {secs} s backlogged \
              download (the MPTCP anchor's setup). Secondary alone (single-path RCP): {} Mb/s.\n\n\
              In-order goodput per second, from {} s: `{}`.\n\n\
-             For context, Linux MPTCP in the same setup (`/work/shared/anchors`), per second \
+             For context, Linux MPTCP in the same setup (the reference figures in `anchors/README.md`), per second \
              around its blackout: BBR `… 9.7 6.2 4.3 0.0 0.0 1.0 1.9 6.3 0.0 0.0 1.3 1.9 1.2 \
              1.9 … 1.9 0.3 5.0 8.9 10.0 …`, Reno `… 21.7 2.5 0.0 0.0 0.0 4.6 0.0 0.0 1.7 1.9 \
              … 9.4 0.0 0.0 0.8 0.8 0.5 1.8 38.7 8.9 …`: nothing for 4-5 of the 10 dark \
