@@ -262,3 +262,10 @@ fn controllers_reproduction_writes_report_and_claims() {
         ],
     );
 }
+
+#[test]
+fn ptcp_reproduction_writes_report_and_claims() {
+    let w = run_quick("ptcp");
+    assert!(w.markdown.contains("Rate differential"));
+    assert_claim_ids(&w, &["rate-differential-90pct-of-ideal"]);
+}
