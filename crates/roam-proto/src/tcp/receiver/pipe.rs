@@ -57,7 +57,7 @@ impl ReceiverPipe {
 
     /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
     /// (reported by the host; TCP-ELN); nothing below `rcv_nxt` is remembered. At most
-    /// [`MAX_CORRUPTED_RANGES`] ranges are remembered.
+    /// 1024 ranges (`MAX_CORRUPTED_RANGES`) are remembered.
     pub fn note_corrupted(&mut self, seq: PipeSeq, len: u64, rcv_nxt: PipeSeq) {
         let end = seq.0.saturating_add(len);
         if len == 0 || end <= rcv_nxt.0 {
