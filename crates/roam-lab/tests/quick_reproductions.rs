@@ -267,5 +267,12 @@ fn controllers_reproduction_writes_report_and_claims() {
 fn ptcp_reproduction_writes_report_and_claims() {
     let w = run_quick("ptcp");
     assert!(w.markdown.contains("Rate differential"));
-    assert_claim_ids(&w, &["rate-differential-90pct-of-ideal"]);
+    assert!(w.markdown.contains("Blackout"));
+    assert_claim_ids(
+        &w,
+        &[
+            "rate-differential-90pct-of-ideal",
+            "blackout-wlan-keeps-progressing",
+        ],
+    );
 }
