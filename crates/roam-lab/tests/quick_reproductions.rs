@@ -273,6 +273,7 @@ fn ptcp_reproduction_writes_report_and_claims() {
         &[
             "rate-differential-90pct-of-ideal",
             "blackout-wlan-keeps-progressing",
+            "per-pipe-cc-within-10pct-of-ideal",
         ],
     );
 }

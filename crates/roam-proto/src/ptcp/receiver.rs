@@ -46,6 +46,8 @@ pub struct PtcpReceiver {
     mss: u64,
     delayed_ack: bool,
     delayed_ack_ms: u64,
+    /// TCP-ELN: mark acknowledgements whose hole was lost on the local wireless hop.
+    eln: bool,
     stream: ReceiveStream,
     pipes: Vec<RxPipe>,
     /// The pipe of the latest arrival (a window update goes there).
@@ -64,6 +66,7 @@ impl PtcpReceiver {
             mss,
             delayed_ack: cfg.delayed_ack,
             delayed_ack_ms: cfg.delayed_ack_ms,
+            eln: cfg.eln,
             stream: ReceiveStream::new(StreamOffset(0), cfg.recv_buffer, mss),
             pipes: Vec::new(),
             last: None,
@@ -178,6 +181,25 @@ impl PtcpReceiver {
         }
     }
 
+    /// The host reports that `bytes` arrived corrupted on the local wireless hop (TCP-ELN,
+    /// ptcp.txt §5.2.5: the WWAN pipe runs TCP-ELN): the pipe that carried it remembers the
+    /// range, and its ACKs carry the ELN mark while that hole is the pipe's acknowledgement
+    /// point. Anything that is not a data segment of one of this connection's pipes is ignored.
+    pub fn note_corrupted(&mut self, bytes: &[u8]) {
+        let Ok(d) = PtcpSegment::decode(bytes) else {
+            return;
+        };
+        if d.ptcp.dst != self.local || d.ptcp.src != self.remote {
+            return;
+        }
+        let seg = &d.segment;
+        if let Some(p) = self.pipes.iter_mut().find(|p| p.conn_id == seg.conn_id) {
+            let rcv_nxt = p.record.rcv_nxt();
+            p.pipe
+                .note_corrupted(PipeSeq(seg.seq), seg.payload.len() as u64, rcv_nxt);
+        }
+    }
+
     /// Moves up to `max` readable bytes into `out`; a window grown by enough is announced on
     /// the pipe of the latest arrival.
     pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
@@ -217,7 +239,7 @@ impl PtcpReceiver {
         let mut options = Options::default();
         p.record.fill_sack(&mut options);
         let mut flags = Flags::ACK;
-        if p.pipe.eln_mark(ack, p.record.has_holes()) {
+        if self.eln && p.pipe.eln_mark(ack, p.record.has_holes()) {
             flags.insert(Flags::ELN);
         }
         PtcpSegment {

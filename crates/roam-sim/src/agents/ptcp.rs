@@ -227,4 +227,10 @@ impl Agent for PtcpReceiverAgent {
     fn next_timer(&self) -> Option<roam_proto::Time> {
         self.rx.poll_timeout()
     }
+
+    fn on_corrupted(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
+        // The host's report of a segment corrupted on its wireless hop (TCP-ELN).
+        self.rx.note_corrupted(&packet.payload);
+        self.after_call(ctx);
+    }
 }
