@@ -266,3 +266,18 @@ fn controllers_reproduction_writes_report_and_claims() {
         ],
     );
 }
+
+#[test]
+fn ptcp_reproduction_writes_report_and_claims() {
+    let w = run_quick("ptcp");
+    assert!(w.markdown.contains("Rate differential"));
+    assert!(w.markdown.contains("Blackout"));
+    assert_claim_ids(
+        &w,
+        &[
+            "rate-differential-90pct-of-ideal",
+            "blackout-wlan-keeps-progressing",
+            "per-pipe-cc-within-10pct-of-ideal",
+        ],
+    );
+}

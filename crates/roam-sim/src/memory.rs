@@ -160,6 +160,22 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
                     pipes.min(2 * cfg.recv_buffer + cfg.recv_buffer / mss.max(1) * PER_SEGMENT),
                 )
             }
+            FlowKind::Ptcp(p) => {
+                // One send and one receive buffer for the connection, a window per pipe (each
+                // on its own path), never more than the buffers hold.
+                let cfg = &p.tcp.config;
+                let mss = u64::from(cfg.mss);
+                let limit = cfg.recv_buffer.min(cfg.send_buffer);
+                let pipes: u64 = p
+                    .pipes
+                    .iter()
+                    .map(|q| {
+                        let path = path_links(s, &routing, f.from, q.from_iface, f.to, q.to_iface);
+                        window_held(s, &path, &sharing, mss, limit, f.size)
+                    })
+                    .fold(0u64, u64::saturating_add);
+                (0, pipes.min(2 * limit + limit / mss.max(1) * PER_SEGMENT))
+            }
             FlowKind::Http(_) => (2, window_held(s, path, &sharing, 1000, 4 << 20, None)),
             FlowKind::Cbr { .. } | FlowKind::Pareto { .. } | FlowKind::Media(_) => {
                 // Datagram sources hold nothing themselves but can fill every queue on the way.

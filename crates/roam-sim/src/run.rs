@@ -175,6 +175,36 @@ impl<'s> Runner<'s> {
                     // The first server stands where the flow's sender stands.
                     (first, receiver)
                 }
+                FlowKind::Ptcp(setup) => {
+                    let pipes = setup
+                        .pipes
+                        .iter()
+                        .map(|p| crate::agents::ptcp::PtcpPipePlan {
+                            from_iface: IfaceIdx(p.from_iface),
+                            sender: SockAddr {
+                                addr: net.routing.addr(f.from, p.from_iface),
+                                port: sender_port(i),
+                            },
+                            to_iface: IfaceIdx(p.to_iface),
+                            receiver: SockAddr {
+                                addr: net.routing.addr(f.to, p.to_iface),
+                                port: receiver_port(i),
+                            },
+                            cc: p.cc,
+                        })
+                        .collect();
+                    crate::agents::ptcp::ptcp_agents(
+                        crate::agents::ptcp::PtcpParams {
+                            flow,
+                            config: std::sync::Arc::clone(&setup.tcp.config),
+                            pipes,
+                            size: f.size,
+                            conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                        },
+                        sender_port(i),
+                        receiver_port(i),
+                    )
+                }
                 FlowKind::Http(p) => crate::agents::http::http_agents(
                     *p,
                     &crate::agents::http::HttpEnds {

@@ -2,7 +2,7 @@
 //! TCP-v pipe's segment.
 //!
 //! ```text
-//! common header (12; type PTCP, no flags, connection id = pDST) | pSRC u64 | pSEQ u64 |
+//! common header (12; type PTCP, flags: pFIN or none, connection id = pDST) | pSRC u64 | pSEQ u64 |
 //! pACK u64 | the pipe's segment: a whole [`Segment`] datagram (its own common header names
 //! the pipe; its window field carries the pTCP window)
 //! ```
@@ -17,8 +17,12 @@
 //! * "pTCP reuses and overrides the TCP window advertisement field for performing flow
 //!   control": the pipe segment's `window` is the pTCP receive window, counted from pACK.
 //!
+//! * pFIN (the common header's FIN flag) marks the end of the stream: it ends at pSEQ plus
+//!   the payload's length. (The pipe segment's own FIN stays the pipe's: each TCP-v pipe
+//!   closes by its own handshake, §4.4.)
+//!
 //! The connection-establishment extension (nTx, nRx and the address lists of §4.2) is not
-//! part of this header; a flag bit will announce it.
+//! part of this header; another flag bit will announce it.
 
 use crate::reader::Reader;
 use crate::{ConnId, DecodeError, Flags, Header, PacketType, Segment, HEADER_LEN};
@@ -37,6 +41,8 @@ pub struct PtcpHeader {
     pub seq: u64,
     /// pACK: the next stream offset the sender of this datagram expects.
     pub ack: u64,
+    /// pFIN: the stream ends after this datagram's payload.
+    pub fin: bool,
 }
 
 impl PtcpHeader {
@@ -50,8 +56,8 @@ impl PtcpHeader {
                 found: header.packet_type,
             });
         }
-        if header.flags != Flags::default() {
-            // No pTCP flag is defined yet (the handshake extension will take one).
+        if header.flags != Flags::default() && header.flags != Flags::FIN {
+            // pFIN is the only pTCP flag defined (the handshake extension will take another).
             return Err(DecodeError::FieldOutOfRange {
                 field: "ptcp flags",
             });
@@ -66,6 +72,7 @@ impl PtcpHeader {
             dst: header.conn_id,
             seq,
             ack,
+            fin: header.flags == Flags::FIN,
         };
         Ok((ptcp, rest))
     }
@@ -75,7 +82,11 @@ impl PtcpHeader {
         out.reserve(PTCP_HEADER_LEN);
         Header {
             packet_type: PacketType::Ptcp,
-            flags: Flags::default(),
+            flags: if self.fin {
+                Flags::FIN
+            } else {
+                Flags::default()
+            },
             conn_id: self.dst,
         }
         .encode(out);
@@ -137,6 +148,7 @@ mod tests {
                 dst: ConnId(0x0102_0304_0506_0708),
                 seq: 5000,
                 ack: 77,
+                fin: false,
             },
             segment: Segment {
                 conn_id: ConnId(42),
@@ -167,6 +179,18 @@ mod tests {
         assert_eq!(Segment::decode(&out[PTCP_HEADER_LEN..]), Ok(s.segment));
         assert_eq!(PtcpSegment::decode(&out), Ok(s));
         assert_eq!(s.stream_end(), 5003);
+        // pFIN is the common header's FIN flag.
+        let fin = PtcpSegment {
+            ptcp: PtcpHeader {
+                fin: true,
+                ..s.ptcp
+            },
+            ..s
+        };
+        let mut out = Vec::new();
+        fin.encode(&mut out);
+        assert_eq!(&out[2..4], &Flags::FIN.0.to_be_bytes(), "pFIN");
+        assert_eq!(PtcpSegment::decode(&out), Ok(fin));
     }
 
     #[test]

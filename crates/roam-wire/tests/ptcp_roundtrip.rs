@@ -63,7 +63,13 @@ fn options() -> impl Strategy<Value = Options> {
 
 fn ptcp_segment() -> impl Strategy<Value = Owned> {
     (
-        (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()),
+        (
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<bool>(),
+        ),
         (any::<u64>(), 0..=Flags::ALL.0, any::<u64>(), any::<u64>()),
         (any::<u32>(), any::<u32>(), any::<u32>()),
         options(),
@@ -71,7 +77,7 @@ fn ptcp_segment() -> impl Strategy<Value = Owned> {
     )
         .prop_map(
             |(
-                (src, dst, pseq, pack),
+                (src, dst, pseq, pack, fin),
                 (conn, flags, seq, ack),
                 (window, tv, te),
                 options,
@@ -84,6 +90,7 @@ fn ptcp_segment() -> impl Strategy<Value = Owned> {
                         // The stream range must not overflow (the decoder rejects it).
                         seq: pseq.min(u64::MAX - payload.len() as u64),
                         ack: pack,
+                        fin,
                     },
                     head: (ConnId(conn), Flags(flags), seq, ack, window, tv, te),
                     options,

@@ -4,6 +4,7 @@ pub mod atl;
 pub mod controllers;
 pub mod last_link;
 pub mod probing;
+pub mod ptcp;
 pub mod r2cp;
 pub mod rcp;
 
@@ -17,6 +18,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &atl::Atl,
         &rcp::Rcp,
         &r2cp::R2cp,
+        &ptcp::Ptcp,
         &controllers::Controllers,
     ]
 }

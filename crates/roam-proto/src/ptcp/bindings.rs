@@ -8,8 +8,12 @@
 //!   ([`Bindings::take_active`]).
 //! * **Dynamic reassignment** (§3): when a pipe's window shrinks, the data bound to its
 //!   sequence numbers beyond the new window is unbound at once ([`Bindings::unbind_beyond`])
-//!   and goes to the next pipe that asks, before any new data. When the pipe later sends
-//!   those sequence numbers, it asks again and gets whatever is next.
+//!   and goes to the next pipe that asks, before any new data. The pipe keeps a copy of what
+//!   those sequence numbers carried: it sent them already (a binding is made when a segment
+//!   is built), so a retransmission of them carries the same bytes, and a pipe
+//!   acknowledgement never leaves a doubt about which bytes arrived. (§3 allows a TCP-v
+//!   retransmission to carry other data; roam does not use that freedom: it would make a
+//!   late arrival of the first transmission acknowledge bytes that were never received.)
 //! * **Redundant striping** (§3, "Redundant Striping for Blackouts"): after a timeout, the
 //!   first segment of the pipe's window is striped onto another pipe
 //!   ([`Bindings::stripe_redundantly`]): the next pipe that asks gets the same bytes, and the
@@ -64,6 +68,10 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 struct PipeTable {
     entries: VecDeque<Entry>,
+    /// Stream bytes this pipe unbound from its shrunk window, for the *other* pipes: it still
+    /// has them in flight (it keeps copies), so taking them back would only send them twice
+    /// on the same path (§3: the pipe itself gets new data).
+    unbound: RangeSet,
     /// NO DATA was answered: the pipe waits to be resumed.
     active: bool,
 }
@@ -83,8 +91,6 @@ pub struct Bindings {
     next_new: StreamOffset,
     /// The stream's cumulative acknowledgement (pACK): nothing below it needs a pipe.
     acked: StreamOffset,
-    /// Stream bytes unbound from a shrunk window, bound again before new data (lowest first).
-    unbound: RangeSet,
     /// Redundant stripes waiting for another pipe, oldest first.
     stripes: VecDeque<Stripe>,
     pipes: Vec<PipeTable>,
@@ -105,6 +111,7 @@ impl Bindings {
     pub fn add_pipe(&mut self) -> PipeId {
         self.pipes.push(PipeTable {
             entries: VecDeque::new(),
+            unbound: RangeSet::new(),
             active: true,
         });
         PipeId(self.pipes.len() - 1)
@@ -117,7 +124,17 @@ impl Bindings {
 
     /// Bytes unbound and waiting for a pipe.
     pub fn unbound_bytes(&self) -> u64 {
-        self.unbound.bytes()
+        self.pipes.iter().map(|t| t.unbound.bytes()).sum()
+    }
+
+    /// Bytes unbound by other pipes than `pipe`: what it would get before new data.
+    pub fn unbound_for(&self, pipe: PipeId) -> u64 {
+        self.pipes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != pipe.0)
+            .map(|(_, t)| t.unbound.bytes())
+            .sum()
     }
 
     /// The pipe's bindings, in sequence order.
@@ -168,8 +185,10 @@ impl Bindings {
                 self.stripes.insert(i, rest);
             }
             (s.offset, s.len.min(max_len))
-        } else if let Some((start, end)) = self.unbound.nth_unit(0, u64::from(max_len)) {
-            self.unbound.remove(start, end);
+        } else if let Some((from, start, end)) = self.lowest_unbound(pipe, max_len) {
+            if let Some(t) = self.pipes.get_mut(from) {
+                t.unbound.remove(start, end);
+            }
             (StreamOffset(start), (end - start) as u32)
         } else {
             let len = limit.since(self.next_new).min(u64::from(max_len)) as u32;
@@ -190,6 +209,27 @@ impl Bindings {
         Some(bound)
     }
 
+    /// True if `pipe` would get reassigned bytes before new data: another pipe's redundant
+    /// stripe or bytes another pipe unbound.
+    pub fn has_reassigned_for(&self, pipe: PipeId) -> bool {
+        self.stripes.iter().any(|s| s.from != pipe) || self.unbound_for(pipe) > 0
+    }
+
+    /// The lowest unbound unit of at most `max_len` bytes another pipe than `pipe` unbound:
+    /// (that pipe, start, end).
+    fn lowest_unbound(&self, pipe: PipeId, max_len: u32) -> Option<(usize, u64, u64)> {
+        self.pipes
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != pipe.0)
+            .filter_map(|(i, t)| {
+                t.unbound
+                    .nth_unit(0, u64::from(max_len))
+                    .map(|(s, e)| (i, s, e))
+            })
+            .min_by_key(|&(_, s, _)| s)
+    }
+
     /// The binding of `pipe` that covers its sequence number `seq` (what a retransmission of
     /// it carries).
     pub fn lookup(&self, pipe: PipeId, seq: PipeSeq) -> Option<Bound> {
@@ -202,10 +242,29 @@ impl Bindings {
     }
 
     /// `pipe` cumulatively acknowledged everything below `ack`: its bindings there are done.
+    /// The bytes of a copy it delivered need no other pipe any more: they leave the unbound
+    /// bytes and the stripes.
     pub fn on_pipe_ack(&mut self, pipe: PipeId, ack: PipeSeq) {
-        if let Some(t) = self.pipes.get_mut(pipe.0) {
-            while t.entries.front().is_some_and(|e| e.bound.seq_end() <= ack) {
-                t.entries.pop_front();
+        loop {
+            let Some(t) = self.pipes.get_mut(pipe.0) else {
+                return;
+            };
+            let Some(e) = t
+                .entries
+                .front()
+                .copied()
+                .filter(|e| e.bound.seq_end() <= ack)
+            else {
+                return;
+            };
+            t.entries.pop_front();
+            if e.copy {
+                let (start, end) = (e.bound.offset, e.bound.offset_end());
+                for other in &mut self.pipes {
+                    other.unbound.remove(start.0, end.0);
+                }
+                self.stripes
+                    .retain(|s| s.offset < start || s.offset.plus(u64::from(s.len)) > end);
             }
         }
     }
@@ -214,7 +273,9 @@ impl Bindings {
     /// more.
     pub fn on_stream_ack(&mut self, ack: StreamOffset) {
         self.acked = self.acked.max(ack);
-        self.unbound.remove(0, ack.0);
+        for t in &mut self.pipes {
+            t.unbound.remove(0, ack.0);
+        }
         self.stripes
             .retain(|s| s.offset.plus(u64::from(s.len)) > ack);
     }
@@ -222,19 +283,23 @@ impl Bindings {
     /// ptcp.txt §4.2 `shrunk()`: `pipe`'s window now ends at its sequence number `edge`
     /// (SND.UNA + cwnd); the bytes bound at and beyond it are unbound at once, for another
     /// pipe to take (§3, "Dynamic Reassignment"). A binding that straddles the edge stays (the
-    /// pipe sends whole segments). Redundant copies are dropped without returning their bytes
-    /// (another pipe holds them), and bytes the stream acknowledgement already covers are not
-    /// returned either. Returns the bytes made available.
+    /// pipe sends whole segments). The pipe keeps each unbound binding as a copy, for its own
+    /// retransmission of those sequence numbers (module doc). Copies return nothing (another
+    /// pipe holds their bytes, or they are unbound already), and bytes the stream
+    /// acknowledgement already covers are not returned either. Returns the bytes made
+    /// available.
     pub fn unbind_beyond(&mut self, pipe: PipeId, edge: PipeSeq) -> u64 {
         let Some(t) = self.pipes.get_mut(pipe.0) else {
             return 0;
         };
         let mut freed = 0;
-        while let Some(e) = t.entries.back().copied().filter(|e| e.bound.seq >= edge) {
-            t.entries.pop_back();
+        for e in t.entries.iter_mut().rev() {
+            if e.bound.seq < edge {
+                break;
+            }
             let (start, end) = (e.bound.offset.max(self.acked), e.bound.offset_end());
-            if !e.copy && start < end {
-                self.unbound.insert(start.0, end.0);
+            if !std::mem::replace(&mut e.copy, true) && start < end {
+                t.unbound.insert(start.0, end.0);
                 freed += end.since(start);
             }
         }
@@ -331,20 +396,27 @@ mod tests {
         bind_n(&mut b, p0, 1, 4, 10_000);
         // Its window halves to two segments: seq 2001.. is beyond it.
         assert_eq!(b.unbind_beyond(p0, PipeSeq(2001)), 2000);
-        assert_eq!(b.bound(p0).count(), 2);
         assert_eq!(b.unbound_bytes(), 2000);
+        assert_eq!(b.unbind_beyond(p0, PipeSeq(2001)), 0, "once");
         // Pipe 1 asks: it gets the unbound bytes first, lowest first, before any new data.
         let got = bind_n(&mut b, p1, 50, 3, 10_000);
         let offsets: Vec<_> = got.iter().map(|g| g.offset.0).collect();
         assert_eq!(offsets, [2000, 3000, 4000]);
-        // Pipe 0 sends its sequence number 2001 again later: it gets new data, not its old.
+        // Pipe 0 keeps copies: a retransmission of its sequence number 2001 carries what it
+        // first carried.
+        assert_eq!(b.bound(p0).count(), 4);
+        assert_eq!(
+            b.lookup(p0, PipeSeq(2500)).map(|g| g.offset),
+            Some(StreamOffset(2000))
+        );
+        // Its next new sequence number gets new data.
         let again = b
-            .bind(p0, PipeSeq(2001), MSS, StreamOffset(10_000))
+            .bind(p0, PipeSeq(4001), MSS, StreamOffset(10_000))
             .unwrap();
         assert_eq!(again.offset, StreamOffset(5000));
-        assert_eq!(b.lookup(p0, PipeSeq(2500)), Some(again));
         // An edge inside a binding keeps it (whole segments).
-        assert_eq!(b.unbind_beyond(p0, PipeSeq(2500)), 0);
+        assert_eq!(b.unbind_beyond(p0, PipeSeq(4500)), 0);
+        assert_eq!(b.unbound_bytes(), 0);
     }
 
     #[test]
@@ -406,7 +478,7 @@ mod tests {
         bind_n(&mut c, q, 1, 3, 10_000);
         c.on_stream_ack(StreamOffset(1500));
         assert_eq!(c.unbind_beyond(q, PipeSeq(1)), 1500);
-        assert_eq!(c.unbound.first(), Some(1500));
+        assert_eq!(c.pipes[q.0].unbound.first(), Some(1500));
         let next = b.bind(p1, PipeSeq(1), MSS, StreamOffset(10_000)).unwrap();
         assert_eq!(next.offset, StreamOffset(4000));
     }
@@ -421,7 +493,7 @@ mod tests {
         enum Op {
             /// Pipe asks for up to `len` bytes at its next sequence number; `more` bytes written.
             Bind { pipe: usize, len: u32, more: u64 },
-            /// Pipe's window shrinks to `keep` of its bindings.
+            /// Pipe's window shrinks to `keep` of its bindings (it keeps the rest as copies).
             Shrink { pipe: usize, keep: usize },
             /// Pipe times out.
             Timeout { pipe: usize },
@@ -472,7 +544,6 @@ mod tests {
                             let edge = b.bound(pipes[pipe]).nth(keep).map(|g| g.seq);
                             if let Some(edge) = edge {
                                 b.unbind_beyond(pipes[pipe], edge);
-                                next_seq[pipe] = edge.0;
                             }
                         }
                         Op::Timeout { pipe } => {
@@ -518,7 +589,7 @@ mod tests {
                             }
                         }
                     }
-                    for (s, t) in b.unbound.iter() {
+                    for (s, t) in b.pipes.iter().flat_map(|t| t.unbound.iter()) {
                         prop_assert!(s >= stream_ack);
                         prop_assert!(owned.iter().all(|(a, z)| z <= s || a >= t),
                             "a byte both unbound and owned");

@@ -2,10 +2,19 @@
 //! stream data to a pipe's sequence numbers only when the pipe's window has room.
 //!
 //! Built so far: the bindings table ([`Bindings`]: delayed binding, unbinding beyond a shrunk
-//! window, redundant striping after a timeout). The pipes are the TCP-like engine's
-//! [`crate::tcp::SenderPipe`]s under one [`crate::tcp::SendStream`]; the engine that composes
-//! them, the handshake and the endpoint integration are to come (`docs/PTCP.md`).
+//! window, redundant striping after a timeout); the sending end ([`PtcpSender`]: the TCP-like
+//! engine's [`crate::tcp::SenderPipe`]s, one per path with its own controller, under one
+//! [`crate::tcp::SendStream`]) and the receiving end ([`PtcpReceiver`]: one
+//! [`crate::tcp::ReceiveStream`], per pipe a [`crate::tcp::ReceiverPipe`] and a
+//! [`PipeRecord`]), sans-IO, with pipes created established. The handshake, teardown and
+//! endpoint integration are to come (`docs/PTCP.md`).
 
 mod bindings;
+mod receiver;
+mod record;
+mod sender;
 
 pub use bindings::{Bindings, Bound, PipeId};
+pub use receiver::{PtcpReceiver, PtcpReceiverStats};
+pub use record::{PipeRecord, MAX_RANGES};
+pub use sender::{PtcpSender, PtcpSenderStats, PtcpTransmit};

@@ -35,7 +35,8 @@ pub use connection::{ConnStats, Connection, Event, OpenError, State, Transmit, M
 pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use loss_rate::RecentLossRate;
 pub use probing::{ProbeCycle, ProbeDecision, ProbeHistory, ProbeTrigger, ProbingConfig};
-pub use receiver::Receiver;
+pub use reassembly::Arrival;
+pub use receiver::{ReceiveStream, Receiver, ReceiverPipe, StreamArrival};
 pub use scoreboard::{Scoreboard, SentSegment};
 pub use sender::{
     IdentityBinding, PipeAck, PipeAckInput, SendStream, Sender, SenderPipe, SenderStats,

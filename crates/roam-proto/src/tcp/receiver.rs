@@ -1,39 +1,29 @@
-//! The receiving half of a connection: reassembly, acknowledgement policy (immediate or
-//! delayed, RFC 5681 §4.2), SACK generation (RFC 2018), timestamp echo (RFC 7323 §4.3) and the
-//! advertised receive window.
+//! The receiving half of a connection: one receiver pipe ([`ReceiverPipe`]: when to
+//! acknowledge, RFC 5681 §4.2; the timestamp to echo, RFC 7323 §4.3; the TCP-ELN ranges) over
+//! one receive stream ([`ReceiveStream`]: the reassembly, the advertised window, the FIN, what
+//! the application read) through an identity binding: the pipe's sequence number *n* is the
+//! stream's offset *n*, so the reassembly's in-order point and out-of-order pieces are the
+//! pipe's cumulative acknowledgement and SACK blocks (RFC 2018).
+//!
+//! pTCP (ptcp.txt §4.2) composes the same halves differently: one stream, one pipe per
+//! interface, each pipe recording its own sequence numbers.
 
-use std::time::Duration;
+mod pipe;
+mod stream;
 
-use super::reassembly::{Arrival, Reassembly, PIECE_OVERHEAD, SPARE_BOUND};
+pub use pipe::ReceiverPipe;
+pub use stream::{ReceiveStream, StreamArrival};
+
+use super::sender::IdentityBinding;
+use crate::seqspace::{PipeSeq, StreamOffset};
 use crate::Time;
 
-/// Most ranges reported corrupted (TCP-ELN) that a receiver remembers.
-const MAX_CORRUPTED_RANGES: usize = 1024;
-
-/// The receiving half.
+/// The receiving half: one stream over one pipe.
 #[derive(Debug)]
 pub struct Receiver {
-    reasm: Reassembly,
-    capacity: u64,
-    mss: u64,
-    delayed_ack: bool,
-    delayed_ack_timeout: Duration,
-    /// RFC 7323 TS.Recent.
-    ts_recent: u32,
-    /// RFC 7323 Last.ACK.sent.
-    last_ack_sent: u64,
-    /// Right edge of the window last advertised (never moved left: RFC 793 / RFC 7323 §2.4).
-    rcv_adv: u64,
-    ack_now: bool,
-    unacked_segments: u32,
-    delack_deadline: Option<Time>,
-    /// Sequence number of the peer's FIN, once seen.
-    fin_seq: Option<u64>,
-    fin_received: bool,
-    bytes_delivered: u64,
-    /// Sequence ranges `[start, end)` the host reported lost to wireless corruption and not
-    /// yet received (TCP-ELN), keyed by start.
-    corrupted: std::collections::BTreeMap<u64, u64>,
+    pipe: ReceiverPipe,
+    stream: ReceiveStream,
+    binding: IdentityBinding,
 }
 
 impl Receiver {
@@ -41,124 +31,101 @@ impl Receiver {
     /// `capacity` bytes of segments of at most `mss` bytes. It holds at most
     /// `capacity / mss + 2` out-of-order pieces: a sender of full segments never needs more.
     pub fn new(rcv_nxt: u64, capacity: u64, mss: u64, delayed_ack: bool, delack_ms: u64) -> Self {
-        let max_pieces = capacity / mss.max(1) + 2;
+        let binding = IdentityBinding;
+        let first = PipeSeq(rcv_nxt);
         Receiver {
-            reasm: Reassembly::new(
-                rcv_nxt,
-                usize::try_from(capacity).unwrap_or(usize::MAX),
-                usize::try_from(max_pieces).unwrap_or(usize::MAX),
-            ),
-            capacity,
-            mss,
-            delayed_ack,
-            delayed_ack_timeout: Duration::from_millis(delack_ms),
-            ts_recent: 0,
-            last_ack_sent: rcv_nxt,
-            rcv_adv: rcv_nxt.saturating_add(capacity),
-            ack_now: false,
-            unacked_segments: 0,
-            delack_deadline: None,
-            fin_seq: None,
-            fin_received: false,
-            bytes_delivered: 0,
-            corrupted: std::collections::BTreeMap::new(),
+            pipe: ReceiverPipe::new(first, mss, delayed_ack, delack_ms),
+            stream: ReceiveStream::new(binding.offset(first), capacity, mss),
+            binding,
         }
+    }
+
+    /// The receiver pipe.
+    pub fn pipe(&self) -> &ReceiverPipe {
+        &self.pipe
+    }
+
+    /// The receive stream.
+    pub fn stream(&self) -> &ReceiveStream {
+        &self.stream
     }
 
     /// Records that the segment `[seq, seq + len)` arrived corrupted on the local wireless hop
     /// (reported by the host; TCP-ELN). At most 1024 ranges are remembered.
     pub fn note_corrupted(&mut self, seq: u64, len: u64) {
-        let end = seq.saturating_add(len);
-        if len == 0 || end <= self.rcv_nxt() {
-            return;
-        }
-        if self.corrupted.len() >= MAX_CORRUPTED_RANGES {
-            self.corrupted.pop_first();
-        }
-        let e = self.corrupted.entry(seq).or_insert(end);
-        *e = (*e).max(end);
+        let rcv_nxt = PipeSeq(self.rcv_nxt());
+        self.pipe.note_corrupted(PipeSeq(seq), len, rcv_nxt);
     }
 
     /// The ELN bit for the next ACK (rcp-r2cp.txt §3.4.2): set when the hole at the
     /// acknowledgement point was lost on the wireless hop. Forgets repaired holes.
     pub fn eln_mark(&mut self) -> bool {
-        let rcv_nxt = self.rcv_nxt();
-        while let Some((&start, &end)) = self.corrupted.first_key_value() {
-            if end > rcv_nxt {
-                return start <= rcv_nxt && self.reasm.has_holes();
-            }
-            self.corrupted.remove(&start);
-        }
-        false
+        let rcv_nxt = PipeSeq(self.rcv_nxt());
+        self.pipe.eln_mark(rcv_nxt, self.stream.has_holes())
     }
 
     /// RCV.NXT: the acknowledgement number to send.
     #[inline]
     pub fn rcv_nxt(&self) -> u64 {
-        self.reasm.rcv_nxt()
+        self.binding.seq(self.stream.next()).0
     }
 
     /// The timestamp to echo.
     pub fn ts_recent(&self) -> u32 {
-        self.ts_recent
+        self.pipe.ts_recent()
     }
 
     /// Records the TSval of the peer's SYN (or SYN-ACK, or a repeated SYN) as TS.Recent, so the
     /// handshake's answer echoes it (RFC 7323 §3.2, §4.3: the SYN occupies one sequence number,
     /// which `on_segment`'s payload-only test would miss).
     pub fn on_syn(&mut self, ts_val: u32) {
-        self.ts_recent = ts_val;
+        self.pipe.on_syn(ts_val);
     }
 
     /// True once the peer's FIN was received in order (end of stream).
     pub fn fin_received(&self) -> bool {
-        self.fin_received
+        self.stream.fin_received()
     }
 
     /// In-order bytes the application has read so far.
     pub fn bytes_delivered(&self) -> u64 {
-        self.bytes_delivered
+        self.stream.bytes_delivered()
     }
 
     /// In-order bytes waiting to be read.
     pub fn readable(&self) -> usize {
-        self.reasm.readable()
+        self.stream.readable()
     }
 
     /// Bytes held: in order and not yet read, plus out of order.
     pub fn buffered(&self) -> usize {
-        self.reasm.buffered()
+        self.stream.buffered()
     }
 
     /// Out-of-order pieces held now, and at most.
     pub fn out_of_order_pieces(&self) -> (usize, usize) {
-        (self.reasm.pieces(), self.reasm.max_pieces())
+        self.stream.out_of_order_pieces()
     }
 
     /// Out-of-order pieces refused so far because the most were held (a sender of full
     /// segments never causes this).
     pub fn refused_pieces(&self) -> u64 {
-        self.reasm.refused()
+        self.stream.refused_pieces()
     }
 
     /// Most bytes this receiver holds: the buffer, the out-of-order pieces' overhead, the
     /// freed piece buffers kept for reuse and the ELN ranges (see `docs/HANDSHAKE.md`,
     /// "Memory").
     pub fn memory_bound(&self) -> usize {
-        let corrupted_entry = 2 * std::mem::size_of::<u64>() + 48;
-        usize::try_from(self.capacity)
-            .unwrap_or(usize::MAX)
-            .saturating_add(self.reasm.max_pieces().saturating_mul(PIECE_OVERHEAD))
-            .saturating_add(SPARE_BOUND)
-            .saturating_add(MAX_CORRUPTED_RANGES * corrupted_entry)
+        self.stream
+            .memory_bound()
+            .saturating_add(self.pipe.memory_bound())
     }
 
     /// The window to advertise now: free buffer space, never shrinking the right edge.
     #[inline]
     pub fn window(&self) -> u64 {
-        let free = self.capacity.saturating_sub(self.reasm.buffered() as u64);
-        let keep = self.rcv_adv.saturating_sub(self.rcv_nxt());
-        free.max(keep).min(u64::from(u32::MAX))
+        self.stream.window()
     }
 
     /// Records that an ACK is being sent carrying `ack` and `window`: the current RCV.NXT and
@@ -166,46 +133,42 @@ impl Receiver {
     /// rather than computed again).
     pub fn on_ack_sent(&mut self, ack: u64, window: u32) {
         debug_assert_eq!((ack, u64::from(window)), (self.rcv_nxt(), self.window()));
-        self.last_ack_sent = ack;
-        self.rcv_adv = ack.saturating_add(u64::from(window));
-        self.ack_now = false;
-        self.unacked_segments = 0;
-        self.delack_deadline = None;
+        let ack = PipeSeq(ack);
+        self.pipe.on_ack_sent(ack);
+        self.stream.on_window_sent(self.binding.offset(ack), window);
     }
 
     /// True when an ACK should go out now.
     pub fn wants_ack(&self) -> bool {
-        self.ack_now
+        self.pipe.wants_ack()
     }
 
     /// Requests an immediate ACK (e.g. after a duplicate SYN or an unacceptable segment).
     pub fn force_ack(&mut self) {
-        self.ack_now = true;
+        self.pipe.force_ack();
     }
 
     /// Delayed-ACK deadline.
     pub fn deadline(&self) -> Option<Time> {
-        self.delack_deadline
+        self.pipe.deadline()
     }
 
     /// Handles an expired delayed-ACK timer.
     pub fn on_timeout(&mut self, now: Time) {
-        if self.delack_deadline.is_some_and(|d| d <= now) {
-            self.delack_deadline = None;
-            self.ack_now = true;
-        }
+        self.pipe.on_timeout(now);
     }
 
-    /// Fills SACK blocks into `opts`.
+    /// Fills SACK blocks into `opts`: the reassembly's out-of-order pieces, which the identity
+    /// binding makes the pipe's.
     pub fn fill_sack(&mut self, opts: &mut roam_wire::Options) {
-        self.reasm.sack_blocks(opts);
+        self.stream.reassembly_mut().sack_blocks(opts);
     }
 
     /// Whether [`Receiver::fill_sack`] would fill any block; when not, it has done what
     /// `fill_sack` would (so an ACK without SACK blocks needs no options block to fill).
     #[inline]
     pub fn sack_blocks_due(&mut self) -> bool {
-        self.reasm.sack_blocks_due()
+        self.stream.reassembly_mut().sack_blocks_due()
     }
 
     /// Processes the sequence part of a segment. Returns in-order bytes that became readable.
@@ -217,65 +180,29 @@ impl Receiver {
         fin: bool,
         ts_val: u32,
     ) -> u64 {
-        let rcv_nxt = self.rcv_nxt();
         let Some(seg_end) = seq
             .checked_add(payload.len() as u64)
             .and_then(|end| end.checked_add(u64::from(fin)))
         else {
             // A segment ending past the sequence space lies beyond any window we offer: it is
             // dropped and answered with an ACK, as any unacceptable segment (RFC 793 §3.9).
-            self.ack_now = true;
+            self.pipe.force_ack();
             return 0;
         };
-        // RFC 7323 §4.3: update TS.Recent from a segment covering Last.ACK.sent.
-        if seq <= self.last_ack_sent && seg_end >= self.last_ack_sent {
-            self.ts_recent = ts_val;
-        }
-        if fin {
-            // seq + len < seg_end: checked above.
-            let f = seg_end - 1;
-            self.fin_seq.get_or_insert(f);
-        }
-        if payload.is_empty() && !fin {
+        self.pipe
+            .on_timestamp(PipeSeq(seq), PipeSeq(seg_end), ts_val);
+        let readable_before = self.stream.readable();
+        let offset: StreamOffset = self.binding.offset(PipeSeq(seq));
+        let Some(got) = self.stream.on_data(offset, payload, fin) else {
             return 0;
-        }
-        // Trim to the receive window; data beyond it is dropped (RFC 793 §3.9).
-        let right = rcv_nxt.saturating_add(self.window());
-        let mut end = seg_end - u64::from(fin);
-        if end > right {
-            end = right.max(seq);
-        }
-        let usable = &payload[..(end.saturating_sub(seq)) as usize];
-        let readable_before = self.reasm.readable();
-        let arrival = if usable.is_empty() {
-            if seq >= right && !payload.is_empty() {
-                self.ack_now = true; // Out of window: answer with our window (persist probe).
-            }
-            Arrival::Duplicate
-        } else {
-            self.reasm.insert(seq, usable)
         };
-        if self.fin_seq == Some(self.rcv_nxt()) && !self.fin_received {
-            self.reasm.advance_control();
-            self.fin_received = true;
-            self.ack_now = true;
+        if got.beyond_window || got.fin_now {
+            // Out of window: answer with our window (persist probe); the FIN: at once.
+            self.pipe.force_ack();
         }
-        match arrival {
-            Arrival::InOrder { filled_hole: false }
-                if self.delayed_ack && !self.reasm.has_holes() =>
-            {
-                self.unacked_segments = self.unacked_segments.saturating_add(1);
-                if self.unacked_segments >= 2 || usable.len() as u64 >= 2 * self.mss {
-                    self.ack_now = true;
-                } else if self.delack_deadline.is_none() {
-                    self.delack_deadline = Some(now + self.delayed_ack_timeout);
-                }
-            }
-            // Out-of-order, duplicate and hole-filling segments are acknowledged at once
-            // (RFC 5681 §4.2), as is everything when delayed ACKs are off.
-            _ => self.ack_now = true,
-        }
-        (self.reasm.readable() - readable_before) as u64
+        self.pipe
+            .on_arrival(now, got.arrival, got.usable, self.stream.has_holes());
+        (self.stream.readable() - readable_before) as u64
     }
 
     /// Moves up to `max` readable bytes into `out`; may schedule a window update.
@@ -286,16 +213,9 @@ impl Receiver {
     /// As [`Receiver::read`], but hands the bytes to `f` where they lie (one or two slices,
     /// in stream order) instead of copying them out.
     pub fn read_with(&mut self, max: usize, f: impl FnMut(&[u8])) -> usize {
-        let before = self.window();
-        let n = self.reasm.read_with(max, f);
-        self.bytes_delivered += n as u64;
-        let after = self.window();
-        // Window update when the window grows by two segments or half the buffer
-        // (receiver-side silly-window avoidance, RFC 1122 §4.2.3.3).
-        let threshold = (2 * self.mss).min(self.capacity / 2);
-        let advertised = self.rcv_adv.saturating_sub(self.rcv_nxt());
-        if n > 0 && after > before && after.saturating_sub(advertised) >= threshold {
-            self.ack_now = true;
+        let (n, update) = self.stream.read_with(max, f);
+        if update {
+            self.pipe.force_ack();
         }
         n
     }
@@ -318,7 +238,7 @@ mod tests {
             r.on_ack_sent(r.rcv_nxt(), r.window() as u32);
         }
         assert_eq!(r.rcv_nxt(), 1000);
-        assert_eq!(r.reasm.buffered(), 0);
+        assert_eq!(r.buffered(), 0);
         assert!(!r.fin_received());
         assert_eq!(
             r.ts_recent(),

@@ -3,6 +3,7 @@
 pub mod http;
 pub mod media;
 pub mod pattern;
+pub mod ptcp;
 pub mod r2cp;
 pub mod rcp;
 pub mod tcp;

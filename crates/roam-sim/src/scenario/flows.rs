@@ -6,8 +6,8 @@ use toml::Value;
 
 use super::fields::{Fields, IfaceRef};
 use super::{
-    entry_ctx, host_by_name, http, media, r2cp, rcp, resolve_iface, tcp, units, FlowKind, FlowSpec,
-    LinkSpec, NodeSpec,
+    entry_ctx, host_by_name, http, media, ptcp, r2cp, rcp, resolve_iface, tcp, units, FlowKind,
+    FlowSpec, LinkSpec, NodeSpec,
 };
 
 /// Keys of the datagram sources (`cbr`, `pareto`) that the connection protocols do not use.
@@ -119,6 +119,17 @@ pub(super) fn parse_flow(
             };
             FlowKind::R2cp(r2cp::parse(&mut f, setup, &d, nodes, links)?)
         }
+        "ptcp" => {
+            reject(&f, &DATAGRAM_KEYS)?;
+            let setup = tcp::parse(cc, tcp_table).map_err(|e| f.err_entry(e))?;
+            let e = ptcp::Ends {
+                from,
+                from_iface,
+                to,
+                to_iface,
+            };
+            FlowKind::Ptcp(ptcp::parse(&mut f, setup, &e, nodes, links)?)
+        }
         "cbr" | "pareto" => {
             reject(&f, &["cc", "tcp"])?;
             let rate_bps = rate.ok_or_else(|| f.missing("rate"))?;
@@ -177,7 +188,7 @@ pub(super) fn parse_flow(
             return Err(f.err(
                 "protocol",
                 format!(
-                    "expected \"tcp\", \"http\", \"rcp\", \"r2cp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
+                    "expected \"tcp\", \"ptcp\", \"http\", \"rcp\", \"r2cp\", \"cbr\", \"pareto\", \"media\" or \"atl\", got {other:?}"
                 ),
             ))
         }

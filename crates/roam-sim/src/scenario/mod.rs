@@ -9,6 +9,7 @@ mod flows;
 pub(crate) mod http;
 mod links;
 pub(crate) mod media;
+pub(crate) mod ptcp;
 pub(crate) mod r2cp;
 pub(crate) mod rcp;
 pub(crate) mod tcp;
@@ -25,6 +26,7 @@ use toml::Value;
 
 pub use error::ScenarioError;
 use fields::{Fields, IfaceRef};
+pub use ptcp::{PtcpPipeSetup, PtcpSetup};
 pub use r2cp::{PipeSetup, R2cpSetup};
 pub use rcp::RcpSetup;
 pub use tcp::TcpSetup;
@@ -210,6 +212,9 @@ pub enum FlowKind {
     /// An R²CP connection (rcp-r2cp.txt §4): the receiver on `to` pulls one object through
     /// several pipes (interface, server); the servers are unchanged RCP senders.
     R2cp(R2cpSetup),
+    /// A pTCP connection (ptcp.txt §3–4): the sender on `from` stripes one stream over one
+    /// TCP-v pipe per planned interface pair to the receiver on `to`.
+    Ptcp(PtcpSetup),
     /// HTTP-like request/response traffic over TCP (server on `from`, client on `to`).
     Http(crate::agents::http::HttpParams),
     /// Constant-bit-rate UDP.
@@ -243,6 +248,7 @@ impl FlowKind {
             FlowKind::Tcp(_) => "tcp",
             FlowKind::Rcp(_) => "rcp",
             FlowKind::R2cp(_) => "r2cp",
+            FlowKind::Ptcp(_) => "ptcp",
             FlowKind::Http(_) => "http",
             FlowKind::Cbr { .. } => "cbr",
             FlowKind::Pareto { .. } => "pareto",
@@ -256,6 +262,7 @@ impl FlowKind {
             FlowKind::Tcp(t) => &t.cc,
             FlowKind::Rcp(r) => &r.cc,
             FlowKind::R2cp(r) => &r.rcp.cc,
+            FlowKind::Ptcp(p) => &p.tcp.cc,
             FlowKind::Media(m) => m.kind.name(),
             _ => "",
         }
