@@ -14,7 +14,7 @@ fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 : > "$tmp/digest"
-for paper in probing last-link atl rcp r2cp; do
+for paper in probing last-link atl rcp r2cp ptcp; do
   "$roam" reproduce "$paper" --quick --out "$tmp/$paper" >/dev/null 2>&1
   (cd "$tmp/$paper" && sha256sum claims.json tables/*.csv | sed "s|  |  $paper/|") >> "$tmp/digest"
 done
