@@ -72,9 +72,9 @@ pub struct FetchPlan {
     /// are kept, the rest fetched, and the whole file verified as stored at the end.
     pub resume: bool,
     /// R²CP pipes couple their window increase (RFC 6356 LIA): where they share a bottleneck
-    /// (two mirrors behind one access link) the download takes about one flow's share. On by
-    /// default: a download tool cannot know whether its paths are disjoint, and on disjoint
-    /// paths coupling costs little (`docs/R2CP.md`, "Coupling").
+    /// (two mirrors behind one access link) the download takes about one flow's share. Off by
+    /// default: on disjoint paths coupling leaves a slow, long path nearly unused
+    /// (`docs/R2CP.md`, "Coupling").
     pub coupled: bool,
 }
 
@@ -95,7 +95,7 @@ impl FetchPlan {
             status: LocalStatus::new(),
             expected_digest: None,
             resume: false,
-            coupled: true,
+            coupled: false,
         }
     }
 }
