@@ -137,6 +137,10 @@ pub struct RunOut {
     pub per_second: Vec<Vec<u64>>,
     /// The simulator's goodput for the same mode over the same links, where simulated.
     pub sim_mbps: Option<f64>,
+    /// The simulator's goodput in each second (Mb/s), where simulated.
+    pub sim_per_second: Vec<f64>,
+    /// Why a roam mode has no simulated goodput (the scenario failed, the flow did not end).
+    pub sim_note: String,
 }
 
 /// A child killed on drop.
@@ -282,22 +286,33 @@ pub fn run_case(
                 note: format!("skipped: {why}"),
                 per_second: Vec::new(),
                 sim_mbps: None,
+                sim_per_second: Vec::new(),
+                sim_note: String::new(),
             },
             None => {
                 let mut r = run_one(case, m, exe, &blob, dir.path(), timeout)?;
-                r.sim_mbps = super::sim::goodput(case, m);
+                match super::sim::simulate(case, m) {
+                    Some(Ok(sim)) => {
+                        r.sim_mbps = Some(sim.goodput_mbps);
+                        r.sim_per_second = sim.per_second_mbps;
+                    }
+                    Some(Err(why)) => r.sim_note = why,
+                    None => {}
+                }
                 r
             }
         };
         eprintln!(
-            "{}: {}: {}",
+            "{}: {}: {}{}",
             case.name,
             m.name(),
             if r.ok {
                 format!("{:.3} Mb/s over {:.1} s", r.goodput_mbps, r.seconds)
             } else {
                 r.note.clone()
-            }
+            },
+            r.sim_mbps
+                .map_or(String::new(), |g| format!(" (simulated {g:.3} Mb/s)"))
         );
         out.push(r);
     }
@@ -508,6 +523,8 @@ fn run_one(
         note,
         per_second,
         sim_mbps: None,
+        sim_per_second: Vec::new(),
+        sim_note: String::new(),
     })
 }
 
