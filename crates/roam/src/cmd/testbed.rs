@@ -191,6 +191,13 @@ pub fn load_case(file: &Path, quick: bool) -> Result<Case> {
     })
 }
 
+/// Removes the namespaces killed emulations left (`roam_emu::stale`) and says so.
+pub fn report_stale() {
+    for name in roam_emu::remove_stale() {
+        eprintln!("removed namespace {name}, left by an emulation that was killed");
+    }
+}
+
 /// Runs `roam testbed`.
 pub fn run(args: &TestbedArgs) -> Result<()> {
     let cases: Vec<Case> = args
@@ -236,6 +243,11 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
         return Ok(());
     }
     roam_emu::check_allowed()?;
+    report_stale();
+    // SIGTERM, SIGINT, SIGHUP: the download running is stopped, everything removed, and the
+    // run ends with an error (SIGKILL leaves namespaces for the next run to remove).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _signals = roam_emu::SignalGuard::new(&stop)?;
     let png = crate::output::png_writer(args.png)?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Emu(format!("cannot find the roam executable: {e}")))?;
@@ -257,7 +269,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
                     .join(", ")
             )));
         }
-        let runs: Vec<RunOut> = modes::run_case(case, &modes, &exe, &env, args.timeout)?;
+        let runs: Vec<RunOut> = modes::run_case(case, &modes, &exe, &env, args.timeout, &stop)?;
         report::write_case(&args.out, case, &runs)?;
         let charts = plots::write_case(
             &args.out.join(&case.name),
