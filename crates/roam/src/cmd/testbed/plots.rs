@@ -13,6 +13,8 @@ use super::modes::RunOut;
 use super::Case;
 use crate::error::{CliError, Result};
 
+/// The simulator's palette slot (reddish purple), apart from paths A and B (slots 0, 1).
+const SIM_COLOUR: usize = 3;
 const WIDTH: u32 = 1040;
 const HEIGHT: u32 = 520;
 
@@ -57,7 +59,7 @@ fn axes(title: &str) -> Axes<'_> {
     Axes {
         title,
         x: "time since the emulation started (s)",
-        y: "goodput in the second (Mb/s)",
+        y: "Mb/s in the second (wire: IP bytes to the mobile host)",
         log_x: false,
         y_from_zero: true,
     }
@@ -98,8 +100,8 @@ pub fn write_case(
         series.push(Series::new("both paths", mbps_points(total(r).into_iter())).in_colour(6));
         if !r.sim_per_second.is_empty() {
             series.push(
-                Series::new("simulator (same engine and links)", sim_points(r))
-                    .in_colour(1)
+                Series::new("simulator: goodput (same engine, links)", sim_points(r))
+                    .in_colour(SIM_COLOUR)
                     .dashed(),
             );
         }
@@ -138,7 +140,7 @@ fn bars(path: &Path, title: &str, runs: &[RunOut], ideal: Option<f64>) -> Result
         },
         LegendEntry {
             label: "simulated (roam sim)",
-            colour: chart::colour(1),
+            colour: chart::colour(SIM_COLOUR),
             dashed: false,
         },
         LegendEntry {
@@ -198,7 +200,7 @@ fn bars(path: &Path, title: &str, runs: &[RunOut], ideal: Option<f64>) -> Result
             chart
                 .draw_series(std::iter::once(Rectangle::new(
                     [(x, 0.0), (x + 0.35, sim)],
-                    chart::colour(1).filled(),
+                    chart::colour(SIM_COLOUR).filled(),
                 )))
                 .map_err(|e| err(&e))?;
         }
