@@ -17,6 +17,8 @@ use std::process::{Command, Stdio};
 const NETNS_DIR: &str = "/run/netns";
 /// Where the claims are.
 const CLAIMS_DIR: &str = "/run/roam-emu";
+/// The sweep's lock file in [`CLAIMS_DIR`] (a leading dot: never a namespace name).
+const LOCK: &str = ".sweep.lock";
 
 /// A namespace name for this process: `rn<PID>-emu<SUFFIX>` (`rn<digits>-`, as the project's
 /// leftover check expects).
@@ -70,6 +72,12 @@ pub fn release(name: &str) {
 /// removed. Best effort: a namespace that cannot be removed keeps its claim (the next run
 /// tries again), and an emulation that needs that name still gets a clear error.
 pub fn remove_stale() -> Vec<String> {
+    // One sweep at a time on this machine: two emulations starting together would otherwise
+    // both kill and delete the same namespace, one of them failing half-way. The lock goes
+    // with the file when this returns (or the process dies).
+    let _lock = std::fs::create_dir_all(CLAIMS_DIR)
+        .and_then(|()| std::fs::File::create(Path::new(CLAIMS_DIR).join(LOCK)))
+        .and_then(|f| f.lock().map(|()| f));
     let Ok(dir) = std::fs::read_dir(CLAIMS_DIR) else {
         return Vec::new();
     };
