@@ -11,12 +11,14 @@ pub mod error;
 pub mod netns;
 pub mod probe;
 pub mod run;
+pub mod stale;
 pub mod sys;
 pub mod topology;
 pub mod wire;
 
 pub use config::{load, PathModel, Selection};
 pub use error::{EmuError, Result};
-pub use run::{serve, wrap, wrap_paths, Running};
+pub use run::{serve, wrap, wrap_paths, Running, SignalGuard};
+pub use stale::{owned_name, remove_stale};
 pub use topology::{check_allowed, unique_prefix, Bed, Layout, PathAddrs, Side};
 pub use wire::{DirReport, Wire, WireReport};

@@ -65,6 +65,8 @@ pub fn check_name(name: &str) -> Result<()> {
 #[derive(Debug, Default)]
 pub struct Undo {
     steps: Vec<Vec<String>>,
+    /// Namespaces claimed for this process (`crate::stale`), released once deleted.
+    claimed: Vec<String>,
 }
 
 impl Undo {
@@ -76,8 +78,10 @@ impl Undo {
             return Err(EmuError::NamespaceExists(name.to_string()));
         }
         ip(&["netns", "add", name])?;
+        crate::stale::claim(name);
         self.steps
             .push(vec!["netns".into(), "del".into(), name.to_string()]);
+        self.claimed.push(name.to_string());
         ip(&["-n", name, "link", "set", "lo", "up"])?;
         for key in ["all", "default"] {
             let _ = Command::new("ip")
@@ -107,6 +111,11 @@ impl Drop for Undo {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
+        }
+        for name in self.claimed.drain(..) {
+            if !exists(&name) {
+                crate::stale::release(&name);
+            }
         }
     }
 }

@@ -145,8 +145,9 @@ impl Drop for SignalGuard {
 pub fn wrap(running: Running, argv: &[OsString]) -> Result<(Option<ExitStatus>, WireReport)> {
     let stop = running.stop_flag();
     let _signals = SignalGuard::new(&stop)?;
-    let mut child = running
-        .inner_command(argv)
+    let mut cmd = running.inner_command(argv);
+    crate::sys::die_with_parent(&mut cmd);
+    let mut child = cmd
         .spawn()
         .map_err(|e| EmuError::Usage(format!("cannot run {:?}: {e}", argv[0])))?;
     let status = loop {

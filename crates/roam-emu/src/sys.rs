@@ -1,11 +1,11 @@
 //! The few system calls std does not wrap: attaching to a TUN device (the `TUNSETIFF` ioctl),
 //! waiting on several descriptors with a nanosecond timeout (`ppoll`; `poll` and `epoll_wait`
 //! take milliseconds, too coarse for a delay that must be right within 1 ms), the timer slack
-//! that lets the kernel wake that wait late, the real-time scheduling class, and the
-//! effective user id.
+//! that lets the kernel wake that wait late, the real-time scheduling class, the effective
+//! user id, and a child's death signal (`PR_SET_PDEATHSIG`, set between fork and exec).
 //!
-//! `unsafe` is allowed in this module only, for these five calls to C functions: each call
-//! states why its arguments are valid.
+//! `unsafe` is allowed in this module only, for these calls to C functions and the one
+//! `pre_exec` hook: each states why it is sound.
 #![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
@@ -139,4 +139,42 @@ pub fn realtime_priority() -> bool {
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no arguments and cannot fail.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Makes the command's process get SIGKILL when the thread that spawns it dies
+/// (`PR_SET_PDEATHSIG`, kept across `exec` of a program that is not set-user-id, which `ip`
+/// and roam are not; `ip netns exec` execs its command without forking), so a server or
+/// client run inside an emulation's namespace does not outlive a `roam emu` or
+/// `roam testbed` that was killed with SIGKILL and would otherwise keep that namespace
+/// alive. If the parent is already gone when the child starts, the spawn fails instead.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id();
+    // SAFETY: the hook runs in the child between fork and exec, where only async-signal-safe
+    // calls are allowed: prctl and getppid are plain system calls that allocate nothing and
+    // take no lock; the closure captures one integer and builds its error from a raw errno
+    // (no allocation: `io::Error::from_raw_os_error`).
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Sends SIGKILL to process `pid` (best effort; ids 0, 1 and those beyond `pid_t` are
+/// refused, so it never signals a process group or init).
+pub fn kill(pid: u32) {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if p > 1 {
+        // SAFETY: kill takes a process id and a signal number and touches no memory of ours.
+        let _ = unsafe { libc::kill(p, libc::SIGKILL) };
+    }
 }

@@ -113,6 +113,13 @@ pub fn build(paths: Vec<PathModel>, layout: &Layout) -> Result<(Bed, Wire)> {
         ));
     }
     check_allowed()?;
+    if [&layout.inner, &layout.outer]
+        .iter()
+        .any(|s| matches!(s, Side::Create(_)))
+    {
+        // What an emulation killed with SIGKILL left behind (see `stale`).
+        crate::stale::remove_stale();
+    }
     let mut undo = Undo::default();
     for side in [&layout.inner, &layout.outer] {
         match side {

@@ -98,7 +98,7 @@ pub fn run(args: &EmuArgs) -> Result<i32> {
             let own = args
                 .netns
                 .clone()
-                .unwrap_or_else(|| format!("rn{}-emu", std::process::id()));
+                .unwrap_or_else(|| roam_emu::owned_name(""));
             let outer = args.outer_netns.clone().map_or(Side::Here, Side::Join);
             (Side::Create(own), outer)
         }
@@ -109,6 +109,7 @@ pub fn run(args: &EmuArgs) -> Result<i32> {
         subnet: args.subnet,
         prefix: roam_emu::unique_prefix(),
     };
+    super::testbed::report_stale();
     let running = Running::start(paths, &layout, args.duration)?;
     let (code, report) = if args.command.is_empty() {
         (0, roam_emu::serve(running, args.duration)?)

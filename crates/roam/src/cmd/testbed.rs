@@ -4,6 +4,7 @@
 //! emulation (traces replay from t = 0), every download verified.
 
 mod modes;
+mod plots;
 mod report;
 mod sim;
 
@@ -24,8 +25,11 @@ namespace; every download is verified.\n\n\
 CASE.toml is a roam emu links file with two [[link]]s (path A first; each link's `a` end is \
 the mobile host) and a [testbed] table: name, size and quick_size (bytes, e.g. \"25MB\"), kind \
 (\"static\", \"trace\" or \"blackout\") and, for a blackout, blackout = [START_S, END_S] of path A. \
-Writes per case runs.csv, series.csv (bytes delivered per second and path, per mode) and \
-summary.json under --out, and claims.json (the issue's goals, judged) beside them; prints a \
+Each roam mode is also simulated in-process (roam sim, same engine and configuration, same \
+links, same bytes) and its emulated goodput judged against the simulator's (within 10 %). \
+Writes per case runs.csv, series.csv (bytes delivered per second and path, per mode), \
+sim_series.csv, summary.json and charts (goodput.svg, runs/MODE.svg, summary.svg; PNG copies \
+with --png) under --out, and claims.json (the issue's goals, judged) beside them; prints a \
 summary table beside the ideal (the best single-path runs of each path added). Root only.\n\n\
 Examples:\n  \
 roam testbed experiments/testbed/static-8-2.toml\n  \
@@ -52,6 +56,13 @@ pub struct TestbedArgs {
     /// Load the cases and print what would run, without running anything (no root needed).
     #[arg(long)]
     pub dry_run: bool,
+    /// Only simulate roam's modes over each case's links (no root needed) and print their
+    /// goodput: the simulator's side of the comparison, in seconds.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub sim_only: bool,
+    /// Also write a PNG copy of every chart.
+    #[arg(long)]
+    pub png: bool,
 }
 
 /// One case file.
@@ -180,6 +191,13 @@ pub fn load_case(file: &Path, quick: bool) -> Result<Case> {
     })
 }
 
+/// Removes the namespaces killed emulations left (`roam_emu::stale`) and says so.
+pub fn report_stale() {
+    for name in roam_emu::remove_stale() {
+        eprintln!("removed namespace {name}, left by an emulation that was killed");
+    }
+}
+
 /// Runs `roam testbed`.
 pub fn run(args: &TestbedArgs) -> Result<()> {
     let cases: Vec<Case> = args
@@ -204,7 +222,33 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
         }
         return Ok(());
     }
+    if args.sim_only {
+        for c in &cases {
+            for m in Mode::all(args.quick)
+                .into_iter()
+                .filter(|m| args.modes.is_empty() || args.modes.contains(&m.name()))
+            {
+                match sim::simulate(c, &m) {
+                    Some(Ok(s)) => println!(
+                        "{}: {}: simulated {:.3} Mb/s",
+                        c.name,
+                        m.name(),
+                        s.goodput_mbps
+                    ),
+                    Some(Err(why)) => println!("{}: {}: simulator: {why}", c.name, m.name()),
+                    None => {}
+                }
+            }
+        }
+        return Ok(());
+    }
     roam_emu::check_allowed()?;
+    report_stale();
+    // SIGTERM, SIGINT, SIGHUP: the download running is stopped, everything removed, and the
+    // run ends with an error (SIGKILL leaves namespaces for the next run to remove).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _signals = roam_emu::SignalGuard::new(&stop)?;
+    let png = crate::output::png_writer(args.png)?;
     let exe = std::env::current_exe()
         .map_err(|e| CliError::Emu(format!("cannot find the roam executable: {e}")))?;
     let env = modes::Env::probe();
@@ -225,8 +269,15 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
                     .join(", ")
             )));
         }
-        let runs: Vec<RunOut> = modes::run_case(case, &modes, &exe, &env, args.timeout)?;
+        let runs: Vec<RunOut> = modes::run_case(case, &modes, &exe, &env, args.timeout, &stop)?;
         report::write_case(&args.out, case, &runs)?;
+        let charts = plots::write_case(
+            &args.out.join(&case.name),
+            case,
+            &runs,
+            report::ideal(&runs),
+        )?;
+        crate::output::write_pngs(png.as_ref(), &charts)?;
         report::print_case(case, &runs);
         all.push((case, runs));
     }

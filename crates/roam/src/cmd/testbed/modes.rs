@@ -8,10 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use roam_emu::{Layout, Running, Selection, Side};
 
 use super::Case;
 use crate::error::{CliError, Result};
+
+/// A run's note when a signal stopped it.
+const INTERRUPTED: &str = "interrupted";
 
 /// Second byte of the test bed's 10.S.k.0/24 subnets.
 const SUBNET: u8 = 97;
@@ -137,6 +142,10 @@ pub struct RunOut {
     pub per_second: Vec<Vec<u64>>,
     /// The simulator's goodput for the same mode over the same links, where simulated.
     pub sim_mbps: Option<f64>,
+    /// The simulator's goodput in each second (Mb/s), where simulated.
+    pub sim_per_second: Vec<f64>,
+    /// Why a roam mode has no simulated goodput (the scenario failed, the flow did not end).
+    pub sim_note: String,
 }
 
 /// A child killed on drop.
@@ -154,10 +163,12 @@ fn next_id() -> u32 {
     N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
-/// `ip netns exec NS ARGV…`.
+/// `ip netns exec NS ARGV…`, killed if this process dies (so that a `roam testbed` killed
+/// with SIGKILL leaves no server or client holding its namespaces).
 fn in_ns(ns: &str, argv: &[OsString]) -> Command {
     let mut c = Command::new("ip");
     c.args(["netns", "exec", ns]).args(argv);
+    roam_emu::sys::die_with_parent(&mut c);
     c
 }
 
@@ -193,8 +204,9 @@ fn start_server(mut cmd: Command) -> std::result::Result<Kill, String> {
     }
 }
 
-/// Runs `cmd` to its end within `limit`; (success, wall seconds, last line of its output).
-fn run_client(mut cmd: Command, limit: Duration) -> (bool, f64, String) {
+/// Runs `cmd` to its end within `limit` or until `stop` is set; (success, wall seconds, last
+/// line of its output).
+fn run_client(mut cmd: Command, limit: Duration, stop: &AtomicBool) -> (bool, f64, String) {
     let t0 = roam_emu::wire::monotonic();
     let child = cmd
         .stdout(Stdio::piped())
@@ -221,6 +233,9 @@ fn run_client(mut cmd: Command, limit: Duration) -> (bool, f64, String) {
             }
             Ok(None) if t0.elapsed() >= limit => {
                 return (false, t0.elapsed().as_secs_f64(), "timed out".into())
+            }
+            Ok(None) if stop.load(Ordering::Relaxed) => {
+                return (false, t0.elapsed().as_secs_f64(), INTERRUPTED.into())
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return (false, 0.0, e.to_string()),
@@ -261,6 +276,7 @@ pub fn run_case(
     exe: &Path,
     env: &Env,
     timeout: f64,
+    stop: &AtomicBool,
 ) -> Result<Vec<RunOut>> {
     let dir = tempfile::tempdir().map_err(|e| CliError::Emu(format!("temporary folder: {e}")))?;
     let blob = make_blob(dir.path(), case.size).map_err(|e| CliError::write(dir.path(), e))?;
@@ -282,22 +298,40 @@ pub fn run_case(
                 note: format!("skipped: {why}"),
                 per_second: Vec::new(),
                 sim_mbps: None,
+                sim_per_second: Vec::new(),
+                sim_note: String::new(),
             },
             None => {
-                let mut r = run_one(case, m, exe, &blob, dir.path(), timeout)?;
-                r.sim_mbps = super::sim::goodput(case, m);
+                let mut r = run_one(case, m, exe, &blob, dir.path(), timeout, stop)?;
+                if stop.load(Ordering::Relaxed) {
+                    return Err(CliError::Emu(format!(
+                        "{}: {}: interrupted by a signal; everything it made is removed",
+                        case.name,
+                        m.name()
+                    )));
+                }
+                match super::sim::simulate(case, m) {
+                    Some(Ok(sim)) => {
+                        r.sim_mbps = Some(sim.goodput_mbps);
+                        r.sim_per_second = sim.per_second_mbps;
+                    }
+                    Some(Err(why)) => r.sim_note = why,
+                    None => {}
+                }
                 r
             }
         };
         eprintln!(
-            "{}: {}: {}",
+            "{}: {}: {}{}",
             case.name,
             m.name(),
             if r.ok {
                 format!("{:.3} Mb/s over {:.1} s", r.goodput_mbps, r.seconds)
             } else {
                 r.note.clone()
-            }
+            },
+            r.sim_mbps
+                .map_or(String::new(), |g| format!(" (simulated {g:.3} Mb/s)"))
         );
         out.push(r);
     }
@@ -311,10 +345,15 @@ fn run_one(
     blob: &Path,
     dir: &Path,
     timeout: f64,
+    stop: &AtomicBool,
 ) -> Result<RunOut> {
     let paths = roam_emu::config::from_table(case.doc.clone(), &case.file, &Selection::default())?;
-    let tag = format!("rn{}{}", std::process::id() % 100_000, next_id());
-    let (m, s) = (format!("{tag}-m"), format!("{tag}-s"));
+    // rn<PID>-emu<N>m and …s: a later run removes them if this one is killed (roam_emu::stale).
+    let n = next_id();
+    let (m, s) = (
+        roam_emu::owned_name(&format!("{n}m")),
+        roam_emu::owned_name(&format!("{n}s")),
+    );
     let layout = Layout {
         inner: Side::Create(m.clone()),
         outer: Side::Create(s.clone()),
@@ -347,6 +386,7 @@ fn run_one(
             Ok(run_client(
                 in_ns(&m, &os(&[&exe_s, &"emu-probe", &"tcp-get", &dst, &size])),
                 limit,
+                stop,
             ))
         }
         Mode::Mptcp => {
@@ -397,6 +437,7 @@ fn run_one(
                     &os(&[&exe_s, &"emu-probe", &"tcp-get", &dst, &size, &"mptcp"]),
                 ),
                 limit,
+                stop,
             ))
         }
         Mode::Aria2 => {
@@ -437,6 +478,7 @@ fn run_one(
                     ]),
                 ),
                 limit,
+                stop,
             );
             Ok(verified(r, blob, &got))
         }
@@ -480,7 +522,7 @@ fn run_one(
                 _ => vec!["--server".into(), l1.clone(), "--server".into(), l2.clone()],
             };
             argv.extend(extra.into_iter().map(OsString::from));
-            let r = run_client(in_ns(&m, &argv), limit);
+            let r = run_client(in_ns(&m, &argv), limit, stop);
             Ok(verified(r, blob, &got))
         }
     })();
@@ -508,6 +550,8 @@ fn run_one(
         note,
         per_second,
         sim_mbps: None,
+        sim_per_second: Vec::new(),
+        sim_note: String::new(),
     })
 }
 
