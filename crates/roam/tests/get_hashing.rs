@@ -9,44 +9,15 @@
 //! that proves it did) instead of moving 24 GiB. Every wait is bounded; servers are killed by
 //! guards, also on failure.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+mod common;
+use common::{serve, Guard, ROAM};
 
 /// Bytes of each sparse file.
 const BIG: u64 = 8 << 30;
-
-/// A child process, killed on drop.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Serves `dir` on a free loopback port; returns the guard and the address.
-fn serve(dir: &Path) -> (Guard, String) {
-    let mut child = Command::new(ROAM)
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0", "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    let addr = v["listening"][0].as_str().expect("an address").to_string();
-    (Guard(child), addr)
-}
 
 /// Runs `roam get NAME` pinned to a wrong digest with a short stall and give-up time; returns
 /// its stderr and (a lower bound of) how long it ran, counted in 50 ms sleeps. Bounded at

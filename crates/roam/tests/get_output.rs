@@ -4,42 +4,14 @@
 //! when it is a regular file or nothing, and a FIFO is streamed into. Every wait is bounded;
 //! the server and helper processes are killed by guards, also on failure.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
-
-/// A child process, killed on drop.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Serves `dir` on a free loopback port; returns the guard and the address.
-fn serve(dir: &Path) -> (Guard, String) {
-    let mut child = Command::new(ROAM)
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0", "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    let addr = v["listening"][0].as_str().expect("an address").to_string();
-    (Guard(child), addr)
-}
+mod common;
+use common::{serve, Guard, ROAM};
 
 fn data(len: usize, salt: u8) -> Vec<u8> {
     (0..len)

@@ -4,27 +4,17 @@
 //! directory and a file the server may not read are reported as such, not as "no such
 //! object". Every wait is bounded; servers are killed by guards, also on failure.
 
-use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
-
-/// A child process, killed on drop.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
+use common::{Guard, ROAM};
 
 /// Serves `dir` on a free loopback port, run by `prefix` (e.g. `setpriv …`) if given.
 fn serve(dir: &Path, prefix: &[&str]) -> (Guard, String) {
-    let mut c = match prefix.split_first() {
+    let command = match prefix.split_first() {
         Some((cmd, args)) => {
             let mut c = Command::new(cmd);
             c.args(args).arg(ROAM);
@@ -32,21 +22,7 @@ fn serve(dir: &Path, prefix: &[&str]) -> (Guard, String) {
         }
         None => Command::new(ROAM),
     };
-    let mut child = c
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0", "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    let addr = v["listening"][0].as_str().expect("an address").to_string();
-    (Guard(child), addr)
+    common::serve_with(command, dir)
 }
 
 /// Runs `roam get NAME` from `servers` with `extra`; it must fail. Returns its stderr and a

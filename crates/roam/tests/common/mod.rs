@@ -1,0 +1,46 @@
+//! What the `roam` CLI's integration tests share: the binary, a guard that kills a child
+//! process on drop, and a `roam serve` on a free loopback port. Each test file is its own
+//! crate and uses only part of this, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// The `roam` binary under test.
+pub const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+
+/// A child process, killed (and reaped) on drop, also when a test fails.
+pub struct Guard(pub Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Serves `dir` on a free loopback port; returns the guard and the address it listens on.
+pub fn serve(dir: &Path) -> (Guard, String) {
+    serve_with(Command::new(ROAM), dir)
+}
+
+/// As [`serve`], run by `command` (the `roam` binary itself, or a wrapper such as `setpriv …`
+/// whose arguments end with it).
+pub fn serve_with(mut command: Command, dir: &Path) -> (Guard, String) {
+    let mut child = command
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", "127.0.0.1:0", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    let addr = v["listening"][0].as_str().expect("an address").to_string();
+    (Guard(child), addr)
+}
