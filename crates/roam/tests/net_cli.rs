@@ -1,42 +1,22 @@
 //! `roam serve` and `roam get` as processes over loopback: what a user runs. Every wait is
 //! bounded; the server is killed by a guard, also on failure; nothing asserts on speed.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+mod common;
+use common::{Guard, ROAM};
 
 /// A running `roam serve`, killed on drop.
 struct Served {
-    child: Child,
+    _guard: Guard,
     addr: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Serves `dir` on a free loopback port; returns once it reported its address.
 fn serve(dir: &Path) -> Served {
-    let mut child = Command::new(ROAM)
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0", "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    let addr = v["listening"][0].as_str().expect("an address").to_string();
-    Served { child, addr }
+    let (_guard, addr) = common::serve(dir);
+    Served { _guard, addr }
 }
 
 fn data(len: usize) -> Vec<u8> {

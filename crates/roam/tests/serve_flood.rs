@@ -4,9 +4,8 @@
 //! would, and then a download from another host (127.0.0.2) must still complete. The flood is
 //! bounded in time (a few seconds) and in count; the server is killed by a guard.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +15,8 @@ use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId
 use roam_proto::rcp::{RcpCc, RcpReceiver};
 use roam_wire::ConnId;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+mod common;
+use common::{Guard, ROAM};
 
 /// Source ports of the flooding host, and connections from each (the server's per-address
 /// cap before issue 28).
@@ -26,31 +26,10 @@ const PER_PORT: usize = 64;
 /// How long the flood runs.
 const FLOOD_FOR: Duration = Duration::from_secs(4);
 
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
+/// Serves `dir` on a free loopback port.
 fn serve(dir: &std::path::Path) -> (Guard, SocketAddr) {
-    let mut child = Command::new(ROAM)
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", "127.0.0.1:0", "--format", "json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
-    let addr = v["listening"][0].as_str().unwrap().parse().unwrap();
-    (Guard(child), addr)
+    let (guard, addr) = common::serve(dir);
+    (guard, addr.parse().unwrap())
 }
 
 /// Opens `PORTS × PER_PORT` RCP connections from 127.0.0.1 to `server` for a large generated
