@@ -309,7 +309,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             (from, limit),
             now,
         )
-        .map_err(NetError::Config)?;
+        .map_err(|e| NetError::Config(e.to_string()))?;
         match stated {
             Some(info) => r.set_link_info(now, &info),
             None => r.set_loss_estimator(Some(LossScheme::Spike)),
