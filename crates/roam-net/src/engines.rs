@@ -112,8 +112,7 @@ pub fn tcp_connect(
         ConnId(crate::random_u64()?),
         isn,
         now,
-    )
-    .map_err(|e| NetError::Config(e.to_string()))?;
+    )?;
     if let Some(info) = link {
         // Stated facts replace the estimate (issue 30).
         c.set_facts_source(Facts::Oracle);
@@ -144,8 +143,7 @@ impl ServerAcceptor {
     /// Serves `store` over RCP and accepts TCP-like connections with controller `cc`.
     pub fn new(store: Arc<dyn ObjectStore>, cc: CcKind) -> Result<Self, NetError> {
         Ok(ServerAcceptor {
-            tcp: TcpAcceptor::new(Arc::new(tcp_config()), cc)
-                .map_err(|e| NetError::Config(e.to_string()))?,
+            tcp: TcpAcceptor::new(Arc::new(tcp_config()), cc)?,
             rcp: RcpAcceptor::new(Arc::new(rcp_config()), store),
         })
     }

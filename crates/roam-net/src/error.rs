@@ -2,6 +2,11 @@
 
 use std::net::SocketAddr;
 
+use roam_proto::endpoint::InsertError;
+use roam_proto::r2cp::R2cpError;
+use roam_proto::rcp::RcpError;
+use roam_proto::tcp;
+
 /// What went wrong in the runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -93,10 +98,56 @@ pub enum NetError {
         /// The last failure.
         reason: String,
     },
-    /// An engine refused its configuration.
+    /// A TCP-like connection or acceptor refused its configuration.
     #[error("engine configuration: {0}")]
-    Config(String),
+    Tcp(#[from] tcp::OpenError),
+    /// An RCP receiver refused its configuration or range.
+    #[error("engine configuration: {0}")]
+    Rcp(#[from] RcpError),
+    /// An R²CP receiver refused its configuration or range, or a pipe.
+    #[error("engine configuration: {0}")]
+    R2cp(#[from] R2cpError),
+    /// The endpoint refused a connection or a path (conn id in use, unmapped path).
+    #[error("engine configuration: {0}")]
+    Insert(#[from] InsertError),
+    /// The request does not fit a new connection's send buffer.
+    #[error("engine configuration: the request does not fit the send buffer")]
+    RequestTooLarge,
     /// Any other socket error.
     #[error("socket: {0}")]
     Io(#[from] std::io::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    /// The engines' errors reach the user in the words the CLI always printed, and a library
+    /// user still matches on (or downcasts to) the engine's own error.
+    #[test]
+    fn engine_errors_keep_their_words_and_their_type() {
+        let e = NetError::from(RcpError::Range);
+        assert_eq!(
+            e.to_string(),
+            "engine configuration: range: end before start"
+        );
+        assert!(matches!(e, NetError::Rcp(RcpError::Range)));
+        let source = e.source().and_then(|s| s.downcast_ref::<RcpError>());
+        assert_eq!(source, Some(&RcpError::Range));
+        let e = NetError::from(R2cpError::ForeignConnection);
+        assert_eq!(
+            e.to_string(),
+            "engine configuration: datagram: foreign connection id"
+        );
+        let e = NetError::from(InsertError::NoSuchConnection);
+        assert_eq!(e.to_string(), "engine configuration: no such connection");
+        let e = NetError::from(tcp::OpenError::IsnOutOfRange(u64::MAX));
+        assert!(matches!(e, NetError::Tcp(tcp::OpenError::IsnOutOfRange(_))));
+        assert_eq!(
+            NetError::RequestTooLarge.to_string(),
+            "engine configuration: the request does not fit the send buffer"
+        );
+    }
 }

@@ -77,9 +77,7 @@ pub async fn perf_tcp(
     // The server reads and drops what follows this request (`docs/RUNTIME.md`, "TCP get").
     let request = TcpRequest::Discard.encode();
     if c.write(&request) < request.len() {
-        return Err(NetError::Config(
-            "the request does not fit the send buffer".into(),
-        ));
+        return Err(NetError::RequestTooLarge);
     }
     let path = PathAddrs {
         path: PathId::PRIMARY,
@@ -88,8 +86,7 @@ pub async fn perf_tcp(
     };
     let h = d
         .endpoint()
-        .insert(now, NetConn::Tcp(Box::new(c)), &[path])
-        .map_err(|e| NetError::Config(e.to_string()))?;
+        .insert(now, NetConn::Tcp(Box::new(c)), &[path])?;
     let started = Clock::wall();
     let (limit, until) = match amount {
         Amount::Bytes(n) => (n, None),

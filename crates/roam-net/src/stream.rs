@@ -156,8 +156,7 @@ impl Listener {
     /// Binds `locals` and starts accepting TCP-like connections (SYN cookies: no state is
     /// kept before the client proved its address). Must be called inside a tokio runtime.
     pub fn bind(locals: &[LocalSpec], config: StreamConfig) -> Result<Listener, NetError> {
-        let acceptor = TcpAcceptor::new(Arc::new(tcp_config()), config.cc)
-            .map_err(|e| NetError::Config(e.to_string()))?;
+        let acceptor = TcpAcceptor::new(Arc::new(tcp_config()), config.cc)?;
         let driver = Driver::bind(locals, config.endpoint.clone(), acceptor)?;
         let (tx, accepted) = mpsc::channel(config.backlog.max(1));
         let listener = Listener {
@@ -248,10 +247,7 @@ impl Stream {
             local: 0,
             remote: server,
         };
-        let h = driver
-            .endpoint()
-            .insert(now, conn, &[path])
-            .map_err(|e| NetError::Config(e.to_string()))?;
+        let h = driver.endpoint().insert(now, conn, &[path])?;
         let state = StreamState::shared(false);
         let stream = Stream::new(state.clone(), driver.waker(), server, driver.local_addr(0));
         tokio::spawn(run(driver, HashMap::from([(h, state)]), None));

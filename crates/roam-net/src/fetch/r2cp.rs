@@ -205,14 +205,12 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             self.plan.scheme,
             object.as_bytes(),
             (from, limit),
-        )
-        .map_err(|e| NetError::Config(e.to_string()))?;
+        )?;
         r.set_coupled(self.plan.coupled);
         let h = self
             .driver
             .endpoint()
-            .insert(now, NetConn::R2cp(Box::new(r)), &[])
-            .map_err(|e| NetError::Config(e.to_string()))?;
+            .insert(now, NetConn::R2cp(Box::new(r)), &[])?;
         for p in &mut self.pairs {
             p.live = None;
         }
@@ -458,8 +456,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             if r.is_complete() {
                 return Ok(());
             }
-            r.add_pipe(now, spec)
-                .map_err(|e| NetError::Config(e.to_string()))?;
+            r.add_pipe(now, spec)?;
             if let Some(info) = info {
                 r.set_link_info(now, id, &info);
             }
@@ -467,7 +464,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 if let Some(NetConn::R2cp(r)) = ep.connection_mut(h) {
                     r.remove_pipe(now, id, Removal::Break);
                 }
-                return Err(NetError::Config(e.to_string()));
+                return Err(e.into());
             }
             self.attempts += 1;
             tracing::debug!(via = %self.vias[self.pairs[k].via].addr, %server, ?id, "pipe opened");

@@ -319,8 +319,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             object.as_bytes(),
             (from, limit),
             now,
-        )
-        .map_err(NetError::Config)?;
+        )?;
         match stated {
             Some(info) => r.set_link_info(now, &info),
             None => r.set_loss_estimator(Some(LossScheme::Spike)),
@@ -333,8 +332,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
         let h = self
             .driver
             .endpoint()
-            .insert(now, NetConn::RcpReceiver(Box::new(r)), &[path])
-            .map_err(|e| NetError::Config(e.to_string()))?;
+            .insert(now, NetConn::RcpReceiver(Box::new(r)), &[path])?;
         self.route.per_path.push((via_addr, server, 0));
         tracing::debug!(%via_addr, %server, from, "opened");
         Ok((h, via_addr, server))

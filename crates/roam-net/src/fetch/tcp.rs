@@ -336,9 +336,7 @@ async fn get_once<S: Sink>(
     let mut c = tcp_connect(CcKind::NewReno, now, link).map_err(lost)?;
     let request = TcpRequest::Get(name.as_bytes().to_vec()).encode();
     if c.write(&request) < request.len() {
-        return Err(lost(NetError::Config(
-            "the request does not fit the send buffer".into(),
-        )));
+        return Err(lost(NetError::RequestTooLarge));
     }
     let path = PathAddrs {
         path: PathId::PRIMARY,
@@ -348,7 +346,7 @@ async fn get_once<S: Sink>(
     let h = d
         .endpoint()
         .insert(now, NetConn::Tcp(Box::new(c)), &[path])
-        .map_err(|e| lost(NetError::Config(e.to_string())))?;
+        .map_err(|e| lost(e.into()))?;
     let mut reply = Reply {
         header: Vec::new(),
         len: None,

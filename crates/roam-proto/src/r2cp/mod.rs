@@ -121,14 +121,17 @@ pub enum R2cpEvent {
 pub enum R2cpError {
     /// The configuration is unusable.
     #[error("config: {0}")]
-    Config(String),
+    Config(#[from] crate::rcp::RcpConfigError),
     /// The range ends before it starts.
     #[error("range: end before start")]
     Range,
     /// A pipe with this id or connection id exists already.
     #[error("pipe {0:?}: id or connection id already in use")]
     DuplicatePipe(PipeId),
-    /// The datagram is not a DATA for one of this connection's pipes.
+    /// The datagram could not be decoded as a DATA.
     #[error("datagram: {0}")]
-    Datagram(String),
+    Datagram(#[from] roam_wire::DecodeError),
+    /// The datagram is a DATA for none of this connection's pipes.
+    #[error("datagram: foreign connection id")]
+    ForeignConnection,
 }

@@ -2,6 +2,8 @@
 
 use serde::Deserialize;
 
+use super::RcpConfigError;
+
 /// Options of an RCP receiver (the side that runs congestion control and reliability) and of
 /// an RCP sender (which has only its segment size and reverse window).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -78,21 +80,21 @@ impl Default for RcpConfig {
 
 impl RcpConfig {
     /// Checks values that would make the engine misbehave; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RcpConfigError> {
         if self.mss < 64 {
-            return Err("mss: must be at least 64".into());
+            return Err(RcpConfigError::MssTooSmall);
         }
         if self.initial_window == 0 {
-            return Err("initial_window: must be at least 1".into());
+            return Err(RcpConfigError::ZeroInitialWindow);
         }
         if self.dup_thresh == 0 {
-            return Err("dup_thresh: must be at least 1".into());
+            return Err(RcpConfigError::ZeroDupThresh);
         }
         if self.recv_buffer < u64::from(self.mss) * 2 {
-            return Err("recv_buffer: must hold at least two segments".into());
+            return Err(RcpConfigError::RecvBufferTooSmall);
         }
         if self.min_rto_ms == 0 || self.max_rto_ms < self.min_rto_ms {
-            return Err("min_rto_ms: must be positive and not above max_rto_ms".into());
+            return Err(RcpConfigError::RtoBounds);
         }
         Ok(())
     }

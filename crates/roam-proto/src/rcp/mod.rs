@@ -21,6 +21,7 @@
 mod acceptor;
 mod config;
 mod endpoint;
+mod error;
 pub(crate) mod estimated_facts;
 mod host_reads;
 mod pipe;
@@ -38,6 +39,7 @@ use std::str::FromStr;
 
 pub use acceptor::RcpAcceptor;
 pub use config::RcpConfig;
+pub use error::{RcpConfigError, RcpError};
 pub use host_reads::ReadRequest;
 pub use pipe::{PipeStats, ReceiverPipe};
 pub use reassembly::{RecvBuffer, DEFAULT_MAX_PIECES, PIECE_OVERHEAD};

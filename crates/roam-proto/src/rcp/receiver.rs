@@ -25,7 +25,7 @@ use super::reassembly::{RecvBuffer, PIECE_OVERHEAD};
 use super::request_wire::{
     echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RequestWire,
 };
-use super::{RcpCc, RcpConfig, RcpEvent};
+use super::{RcpCc, RcpConfig, RcpError, RcpEvent};
 use crate::linkinfo::LinkInfo;
 use crate::loss_cause::Scheme;
 use crate::Time;
@@ -137,12 +137,12 @@ impl RcpReceiver {
         object: &[u8],
         range: (u64, u64),
         now: Time,
-    ) -> Result<RcpReceiver, String> {
+    ) -> Result<RcpReceiver, RcpError> {
         config.validate()?;
         let mss = u64::from(config.mss);
         let (start, end) = range;
         if end < start {
-            return Err("range: end before start".into());
+            return Err(RcpError::Range);
         }
         let pipe = pipe_for(&config, cc, start);
         let status_interval = (config.status_interval_ms > 0)
@@ -329,10 +329,10 @@ impl RcpReceiver {
 
     /// Handles one datagram from the sender. Malformed or foreign datagrams are ignored
     /// (returned as an error for the host's statistics).
-    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
-        let d = Data::decode(bytes).map_err(|e| e.to_string())?;
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), RcpError> {
+        let d = Data::decode(bytes)?;
         if d.conn_id != self.wire.conn_id {
-            return Err("foreign connection id".into());
+            return Err(RcpError::ForeignConnection);
         }
         if d.flags.contains(Flags::RST) {
             self.close(RcpEvent::Reset);

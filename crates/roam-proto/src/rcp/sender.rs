@@ -45,7 +45,7 @@ use roam_wire::{
 };
 
 use super::host_reads::{HostReads, ReadRequest};
-use super::RcpConfig;
+use super::{RcpConfig, RcpError};
 use crate::Time;
 
 /// Where a sender gets object bytes from (a map in memory, a generated pattern, files).
@@ -354,13 +354,13 @@ impl RcpSender {
     }
 
     /// Handles one REQ. Malformed or foreign datagrams are ignored (returned as an error).
-    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), String> {
-        let r = Request::decode(bytes).map_err(|e| e.to_string())?;
+    pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), RcpError> {
+        let r = Request::decode(bytes)?;
         if r.conn_id != self.conn_id {
-            return Err("foreign connection id".into());
+            return Err(RcpError::ForeignConnection);
         }
         if self.state == TxState::Expired {
-            return Err("connection expired".into());
+            return Err(RcpError::Expired);
         }
         self.last_heard = self.last_heard.max(now);
         if r.flags.contains(Flags::RST) {

@@ -127,7 +127,7 @@ impl R2cpReceiver {
         object: &[u8],
         range: (u64, u64),
     ) -> Result<R2cpReceiver, R2cpError> {
-        config.validate().map_err(R2cpError::Config)?;
+        config.validate()?;
         let (start, end) = range;
         if end < start {
             return Err(R2cpError::Range);
@@ -339,9 +339,9 @@ impl R2cpReceiver {
 
     /// Handles one DATA for one of the pipes. Foreign or malformed datagrams are errors.
     pub fn handle_datagram(&mut self, now: Time, bytes: &[u8]) -> Result<(), R2cpError> {
-        let d = Data::decode(bytes).map_err(|e| R2cpError::Datagram(e.to_string()))?;
+        let d = Data::decode(bytes)?;
         let Some(i) = self.slots.iter().position(|s| s.conn_id() == d.conn_id) else {
-            return Err(R2cpError::Datagram("foreign connection id".into()));
+            return Err(R2cpError::ForeignConnection);
         };
         if d.flags.contains(Flags::RST) {
             self.fail(now, i);
