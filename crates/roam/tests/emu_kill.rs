@@ -220,7 +220,13 @@ fn emu_stopped_with_sigterm_removes_everything_itself() {
         wait_for(20, || c.try_wait().unwrap().is_some()),
         "roam emu did not stop"
     );
-    assert!(!exists(&g.names[0]));
+    // Removed by roam itself before it exits (the tests here run one at a time, so no other
+    // roam sweeps it); the wait covers a loaded machine's slow `ip netns del`.
+    assert!(
+        wait_for(5, || !exists(&g.names[0])),
+        "{} still there after roam emu stopped",
+        g.names[0]
+    );
     assert!(
         wait_for(5, || inside.iter().all(|p| !alive(*p))),
         "{inside:?}"
