@@ -213,3 +213,69 @@ fn an_unknown_capture_link_is_refused() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// tshark (Debian's package) reads the capture as IPv4/UDP with good checksums, the interface
+/// names and drop comments the trace has. Skipped when tshark is not installed.
+#[test]
+fn tshark_decodes_the_capture() {
+    if Command::new("tshark").arg("--version").output().is_err() {
+        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("s.toml"), SCENARIO).expect("write scenario");
+    roam(
+        dir.path(),
+        &[
+            "sim", "s.toml", "-q", "--out", "o", "--trace", "t.csv", "--pcap", "c.pcapng",
+        ],
+    );
+    let o = Command::new("tshark")
+        .args([
+            "-r",
+            "c.pcapng",
+            "-o",
+            "ip.check_checksum:TRUE",
+            "-o",
+            "udp.check_checksum:TRUE",
+            "-T",
+            "fields",
+            "-E",
+            "separator=|",
+            "-e",
+            "frame.interface_name",
+            "-e",
+            "ip.checksum.status",
+            "-e",
+            "udp.checksum.status",
+            "-e",
+            "udp.length",
+            "-e",
+            "frame.comment",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .expect("run tshark");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).expect("utf-8");
+    let lines: Vec<Vec<&str>> = out.lines().map(|l| l.split('|').collect()).collect();
+
+    let mut trace = csv::Reader::from_path(dir.path().join("t.csv")).expect("trace");
+    let rows: Vec<csv::StringRecord> = trace
+        .records()
+        .map(|r| r.expect("row"))
+        .filter(|r| CAPTURED.contains(&&r[2]))
+        .collect();
+    assert_eq!(lines.len(), rows.len(), "one decoded packet per trace row");
+    for (f, row) in lines.iter().zip(&rows) {
+        assert_eq!(f[0], &row[1], "interface of {row:?}");
+        // Checksum status 1: good.
+        assert_eq!((f[1], f[2]), ("1", "1"), "checksums of {row:?}");
+        let udp_len: usize = f[3].parse().expect("udp.length");
+        assert_eq!((udp_len - 8).to_string(), &row[4]);
+        let dropped = !["sent", "duplicated"].contains(&&row[2]);
+        if dropped {
+            assert_eq!(f[4], format!("roam: dropped ({})", &row[2]));
+        }
+    }
+}
