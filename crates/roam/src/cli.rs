@@ -218,7 +218,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "ID", requires = "trace")]
     pub trace_flow: Vec<String>,
     /// Write the datagrams crossing every link (or --pcap-link's) to this pcapng file, for
-    /// Wireshark or tshark: in IPv4/UDP with addresses 10.0.0.k (the k-th host interface in
+    /// Wireshark or tshark: in IPv4/UDP with addresses 10.0.0.0 + k (the k-th host interface in
     /// scenario order) and the simulator's ports, simulated timestamps, one interface per link
     /// direction; each datagram put on the wire, and each drop with the comment
     /// `roam: dropped (<event>)`. Large: use short runs or --pcap-link.
