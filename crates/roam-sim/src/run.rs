@@ -68,6 +68,9 @@ fn hand_over(
             flow: r.flow.and_then(|f| s.flows.get(f.0)).map(|f| f.id.as_str()),
             bytes: r.bytes,
             summary: &r.summary,
+            src: r.src,
+            dst: r.dst,
+            payload: r.payload.as_deref(),
         });
     }
 }

@@ -6,7 +6,7 @@
 
 use roam_proto::Time;
 
-use crate::agent::{FlowIdx, Packet};
+use crate::agent::{FlowIdx, Packet, SockAddr};
 
 /// What happened to a datagram at a link direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,12 @@ pub struct PacketRecord<'a> {
     pub bytes: usize,
     /// One-line summary of the datagram.
     pub summary: &'a str,
+    /// Sender's simulated address and port.
+    pub src: SockAddr,
+    /// Destination's simulated address and port.
+    pub dst: SockAddr,
+    /// The datagram bytes, if the observer asked for them ([`PacketObserver::wants_payload`]).
+    pub payload: Option<&'a [u8]>,
 }
 
 /// Receives a traced run's packet records, in time order.
@@ -81,6 +87,12 @@ pub trait PacketObserver {
         let _ = flow;
         true
     }
+
+    /// Whether records carry a copy of the datagram bytes ([`PacketRecord::payload`]). Asked
+    /// once before the run starts; `false` by default (a copy per record costs memory and time).
+    fn wants_payload(&self) -> bool {
+        false
+    }
 }
 
 /// The records a traced run has collected and not yet handed over, and which to collect.
@@ -92,6 +104,8 @@ pub(crate) struct TraceBuffer {
     keep_flow: Vec<bool>,
     /// Whether datagrams of no flow are recorded.
     keep_unflowed: bool,
+    /// Whether records keep a copy of the datagram bytes.
+    keep_payload: bool,
 }
 
 impl TraceBuffer {
@@ -107,6 +121,7 @@ impl TraceBuffer {
                 .map(|id| observer.wants(Some(id)))
                 .collect(),
             keep_unflowed: observer.wants(None),
+            keep_payload: observer.wants_payload(),
         }
     }
 
@@ -127,7 +142,7 @@ impl TraceBuffer {
         pkt: &Packet,
     ) -> Option<PendingRecord> {
         self.wants(pkt)
-            .then(|| PendingRecord::of(time, dir, fate, pkt))
+            .then(|| PendingRecord::of(time, dir, fate, pkt, self.keep_payload))
     }
 
     /// Records what happened to `pkt` at `dir` at `time`, if its flow is wanted.
@@ -147,12 +162,22 @@ pub(crate) struct PendingRecord {
     pub flow: Option<FlowIdx>,
     pub bytes: usize,
     pub summary: String,
+    pub src: SockAddr,
+    pub dst: SockAddr,
+    pub payload: Option<Vec<u8>>,
 }
 
 impl PendingRecord {
     /// What happened to `pkt` at `dir` at `time`, with the datagram summarised now (its buffer
-    /// may be reused or out of reach by the time the record is handed over).
-    pub(crate) fn of(time: Time, dir: u32, fate: PacketFate, pkt: &Packet) -> PendingRecord {
+    /// may be reused or out of reach by the time the record is handed over), and its bytes
+    /// copied if `keep_payload`.
+    pub(crate) fn of(
+        time: Time,
+        dir: u32,
+        fate: PacketFate,
+        pkt: &Packet,
+        keep_payload: bool,
+    ) -> PendingRecord {
         PendingRecord {
             time,
             dir,
@@ -160,6 +185,9 @@ impl PendingRecord {
             flow: pkt.flow,
             bytes: pkt.payload.len(),
             summary: roam_wire::Summary(&pkt.payload).to_string(),
+            src: pkt.src,
+            dst: pkt.dst,
+            payload: keep_payload.then(|| pkt.payload.clone()),
         }
     }
 }

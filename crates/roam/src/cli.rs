@@ -217,6 +217,17 @@ pub struct SimArgs {
     /// With --trace: keep only this flow's datagrams (repeatable).
     #[arg(long, value_name = "ID", requires = "trace")]
     pub trace_flow: Vec<String>,
+    /// Write the datagrams crossing every link (or --pcap-link's) to this pcapng file, for
+    /// Wireshark or tshark: in IPv4/UDP with addresses 10.0.0.0 + k (the k-th host interface in
+    /// scenario order) and the simulator's ports, simulated timestamps, one interface per link
+    /// direction; each datagram put on the wire, and each drop with the comment
+    /// `roam: dropped (<event>)`. Large: use short runs or --pcap-link.
+    #[arg(long, value_name = "FILE")]
+    pub pcap: Option<PathBuf>,
+    /// With --pcap: capture only this link (`NAME`: both directions; `NAME:fwd` or
+    /// `NAME:rev`: one).
+    #[arg(long, value_name = "NAME", requires = "pcap")]
+    pub pcap_link: Option<String>,
     /// Also write every SVG plot as a PNG beside it (2× scale, text in an installed sans-serif
     /// font such as DejaVu Sans; fails at once if no font is installed).
     #[arg(long)]

@@ -8,7 +8,8 @@ use crate::cli::{Format, SimArgs};
 use crate::cmd::{check_memory, default_out, note, prepare, print, seed_override};
 use crate::engine;
 use crate::error::{CliError, Result};
-use crate::output::trace::CsvTrace;
+use crate::output::pcap::PcapTrace;
+use crate::output::trace::{Both, CsvTrace};
 use crate::output::{self, csv, json, plot, table};
 use crate::progress;
 use crate::timing::timed;
@@ -46,16 +47,46 @@ pub fn run(args: &SimArgs) -> Result<()> {
         None => None,
     };
 
+    let mut pcap = match &args.pcap {
+        Some(path) => {
+            if let Some(link) = &args.pcap_link {
+                let name = link
+                    .strip_suffix(":fwd")
+                    .or_else(|| link.strip_suffix(":rev"))
+                    .unwrap_or(link);
+                if !scenario.links.iter().any(|l| l.name == name) {
+                    return Err(CliError::Usage(format!(
+                        "--pcap-link {link}: the scenario has no link with that name"
+                    )));
+                }
+            }
+            let file = std::fs::File::create(path).map_err(|e| CliError::write(path, e))?;
+            let t = PcapTrace::new(std::io::BufWriter::new(file), args.pcap_link.clone())
+                .map_err(|e| CliError::write(path, e))?;
+            Some((path, t))
+        }
+        None => None,
+    };
+
     let bar = progress::bar(BAR_STEPS, "simulating", args.quiet);
+    let mut both;
+    let observer: Option<&mut dyn roam_sim::trace::PacketObserver> =
+        match (trace.as_mut(), pcap.as_mut()) {
+            (Some((_, t)), Some((_, p))) => {
+                both = Both(t, p);
+                Some(&mut both)
+            }
+            (Some((_, t)), None) => Some(t),
+            (None, Some((_, p))) => Some(p),
+            (None, None) => None,
+        };
     let (result, wall) = timed(|| {
         engine::run_with_progress(
             &scenario,
             &mut |fraction| {
                 bar.set_position((fraction.clamp(0.0, 1.0) * BAR_STEPS as f64) as u64);
             },
-            trace
-                .as_mut()
-                .map(|(_, t)| t as &mut dyn roam_sim::trace::PacketObserver),
+            observer,
         )
     });
     bar.finish_and_clear();
@@ -66,6 +97,10 @@ pub fn run(args: &SimArgs) -> Result<()> {
     if let Some((path, t)) = trace {
         let rows = t.finish().map_err(|e| CliError::write(path, e))?;
         note(&format!("packet trace: {rows} rows in {}", path.display()));
+    }
+    if let Some((path, p)) = pcap {
+        let packets = p.finish().map_err(|e| CliError::write(path, e))?;
+        note(&format!("capture: {packets} packets in {}", path.display()));
     }
 
     let out_dir = args

@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod pcap;
 pub mod plot;
 pub mod sweep_plot;
 pub mod table;

@@ -70,6 +70,25 @@ impl<W: Write> PacketObserver for CsvTrace<W> {
     }
 }
 
+/// Two observers fed the same records (`roam sim --trace` with `--pcap`): each gets what either
+/// wants and filters for itself.
+pub struct Both<'a, A: PacketObserver, B: PacketObserver>(pub &'a mut A, pub &'a mut B);
+
+impl<A: PacketObserver, B: PacketObserver> PacketObserver for Both<'_, A, B> {
+    fn observe(&mut self, r: &PacketRecord<'_>) {
+        self.0.observe(r);
+        self.1.observe(r);
+    }
+
+    fn wants(&self, flow: Option<&str>) -> bool {
+        self.0.wants(flow) || self.1.wants(flow)
+    }
+
+    fn wants_payload(&self) -> bool {
+        self.0.wants_payload() || self.1.wants_payload()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use roam_proto::Time;
@@ -85,6 +104,15 @@ mod tests {
             flow,
             bytes: 1041,
             summary,
+            src: roam_sim::agent::SockAddr {
+                addr: roam_sim::agent::Addr(1),
+                port: 1,
+            },
+            dst: roam_sim::agent::SockAddr {
+                addr: roam_sim::agent::Addr(1),
+                port: 1,
+            },
+            payload: None,
         }
     }
 

@@ -291,6 +291,15 @@ mod tests {
             flow: Some("f"),
             bytes: 1000,
             summary: "",
+            src: roam_sim::agent::SockAddr {
+                addr: roam_sim::agent::Addr(1),
+                port: 1,
+            },
+            dst: roam_sim::agent::SockAddr {
+                addr: roam_sim::agent::Addr(1),
+                port: 1,
+            },
+            payload: None,
         }
     }
 
