@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{serve, Guard, ROAM};
+use common::{serve, ROAM};
 
 /// Bytes of each sparse file.
 const BIG: u64 = 8 << 30;
@@ -34,22 +34,13 @@ fn get_pinned_wrong(name: &str, servers: &[&str], extra: &[&str], out: &Path) ->
     for s in servers {
         c.args(["--server", s]);
     }
-    let mut child = Guard(c.spawn().unwrap());
-    let mut sleeps = 0u32;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            assert!(!status.success(), "a wrong pin must fail the download");
-            break;
-        }
-        assert!(sleeps < 3600, "roam get still running after 180 s");
-        std::thread::sleep(Duration::from_millis(50));
-        sleeps += 1;
-    }
-    let mut err = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-    }
-    (err, f64::from(sleeps) * 0.05)
+    // A wrong pin must fail the download.
+    common::run_to_failure(
+        &mut c,
+        Duration::from_millis(50),
+        3600,
+        "roam get with a wrong pin",
+    )
 }
 
 #[test]

@@ -37,23 +37,14 @@ fn get_fails(name: &str, servers: &[&str], extra: &[&str], out: &Path) -> (Strin
     for s in servers {
         c.args(["--server", s]);
     }
-    let mut child = Guard(c.spawn().unwrap());
-    let mut sleeps = 0u32;
-    loop {
-        if let Some(status) = child.0.try_wait().unwrap() {
-            assert!(!status.success(), "{name}: roam get succeeded");
-            break;
-        }
-        assert!(sleeps < 3000, "{name}: roam get still running after 60 s");
-        std::thread::sleep(Duration::from_millis(20));
-        sleeps += 1;
-    }
-    let mut err = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
-    }
+    let (err, secs) = common::run_to_failure(
+        &mut c,
+        Duration::from_millis(20),
+        3000,
+        &format!("{name}: roam get"),
+    );
     assert!(!out.exists(), "{name}: no output on failure");
-    (err, f64::from(sleeps) * 0.02)
+    (err, secs)
 }
 
 /// The engines: single-path RCP (first server), R²CP (both), TCP-like (first).

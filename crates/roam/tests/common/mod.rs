@@ -44,3 +44,30 @@ pub fn serve_with(mut command: Command, dir: &Path) -> (Guard, String) {
     let addr = v["listening"][0].as_str().expect("an address").to_string();
     (Guard(child), addr)
 }
+
+/// Runs `command` (its stderr piped) until it exits, polling every `tick` at most `ticks`
+/// times; it must fail. Returns its stderr and a lower bound of how long it ran (ticks
+/// counted). `what` names the run in the assertion messages.
+pub fn run_to_failure(
+    command: &mut Command,
+    tick: std::time::Duration,
+    ticks: u32,
+    what: &str,
+) -> (String, f64) {
+    let mut child = Guard(command.spawn().unwrap());
+    let mut n = 0u32;
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            assert!(!status.success(), "{what}: succeeded");
+            break;
+        }
+        assert!(n < ticks, "{what}: still running after {:?}", tick * ticks);
+        std::thread::sleep(tick);
+        n += 1;
+    }
+    let mut err = String::new();
+    if let Some(mut e) = child.0.stderr.take() {
+        std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+    }
+    (err, f64::from(n) * tick.as_secs_f64())
+}
