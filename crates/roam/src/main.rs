@@ -26,6 +26,7 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    init_diagnostics();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -60,5 +61,22 @@ fn main() -> ExitCode {
             cmd::note(&format!("error: {e}"));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The runtime's diagnostics (`tracing` events of roam-net: pipes opened, stalled and failed,
+/// per-pipe state of R²CP downloads) go to stderr when `ROAM_LOG` names a level or filter,
+/// e.g. `ROAM_LOG=debug roam get …` or `ROAM_LOG=roam_net::fetch=trace`. Without it nothing
+/// is recorded.
+fn init_diagnostics() {
+    let Ok(filter) = std::env::var("ROAM_LOG") else {
+        return;
+    };
+    match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(filter) => tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init(),
+        Err(e) => eprintln!("roam: ignoring ROAM_LOG={filter:?}: {e}"),
     }
 }

@@ -273,6 +273,18 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                     R2cpEvent::Eof | R2cpEvent::Closed => eof = true,
                 }
             }
+            if tracing::enabled!(tracing::Level::TRACE) {
+                let stats = r.stats();
+                for info in r.pipes() {
+                    tracing::trace!(
+                        pipe = ?info.id, cwnd = info.cwnd, srtt = ?info.srtt,
+                        outstanding = info.outstanding, bytes = info.bytes_received,
+                        rerequests = info.rerequests, timeouts = info.timeouts,
+                        redundant = stats.bytes_redundant, got = got + n,
+                        "pipe state"
+                    );
+                }
+            }
             for info in r.pipes() {
                 let Some(k) = pair_index(&self.pairs, info.id) else {
                     continue;
