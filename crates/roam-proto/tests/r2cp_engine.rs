@@ -16,6 +16,8 @@ fn path(server: usize, delay_ms: u64, mbps: f64, loss: f64) -> PathSpec {
         delay: Duration::from_millis(delay_ms),
         rate: mbps * 1e6 / 8.0,
         loss,
+        burst: 0,
+        queue: 0,
     }
 }
 
@@ -268,4 +270,63 @@ fn the_charge_stays_within_the_buffer_while_units_go_beyond_the_span() {
     }
     assert!(net.intact(), "received {} bytes", net.received.len());
     assert!(beyond > 0, "no unit bound beyond the span");
+}
+
+/// A fast path whose queue sets its RTT (no base delay: 8 Mb/s, 1 ms, a drop-tail queue of
+/// 100-400 kB, a token bucket of 64 kB) beside a slow one (0.2 Mb/s, 1 ms, 750 kB of queue), with and without a token
+/// bucket whose burst lets its first bytes through at once (the namespace test bed's tbf,
+/// issue 27). Head-of-line awareness keeps the slow pipe at about one unit outstanding while
+/// its congestion window keeps growing on every delivery, and its RTT (one packet time) stays
+/// below the fast pipe's queue-inflated one. Ranked as if the slow pipe fetched a whole window
+/// per round trip, the fast pipe's requests skipped far ahead and left the slow pipe the
+/// lowest units, one per 56 ms: the buffer filled above them and the transfer crawled at the
+/// slow path's pace (here up to 11.2 s for 6.4 s on the fast path alone; over real sockets
+/// 5.5 Mb/s for 7.6). Ranked by the window it fills, the two together beat the fast path
+/// alone in every cell.
+#[test]
+fn a_budget_held_slow_pipe_is_ranked_by_the_window_it_fills() {
+    let len = 6 << 20;
+    let config = RcpConfig {
+        mss: 1400,
+        recv_buffer: 2 << 20,
+        initial_rto_ms: 200,
+        min_rto_ms: 200,
+        ..RcpConfig::default()
+    };
+    let run = |paths: &[PathSpec]| {
+        let mut net = Net::new(config.clone(), Scheme::Rank, len, 1, 1);
+        for &p in paths {
+            net.add_pipe(p, PipeRole::Primary);
+        }
+        net.run_until(secs(60));
+        assert!(net.intact());
+        net.events
+            .iter()
+            .find(|(_, e)| *e == R2cpEvent::Eof)
+            .expect("the transfer completes")
+            .0
+    };
+    for fast_queue in [100_000, 200_000, 400_000] {
+        for slow_burst in [0, 16_000] {
+            let fast = PathSpec {
+                delay: Duration::from_micros(500),
+                burst: 64_000,
+                queue: fast_queue,
+                ..path(0, 0, 8.0, 0.0)
+            };
+            let slow = PathSpec {
+                delay: Duration::from_micros(500),
+                burst: slow_burst,
+                queue: 750_000,
+                ..path(0, 0, 0.2, 0.0)
+            };
+            let alone = run(&[fast]);
+            let both = run(&[fast, slow]);
+            assert!(
+                both <= alone,
+                "fast queue {fast_queue} B, slow burst {slow_burst} B: both paths {both:?}, \
+                 the fast path alone {alone:?}"
+            );
+        }
+    }
 }

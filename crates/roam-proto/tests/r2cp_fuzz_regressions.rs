@@ -16,6 +16,8 @@ fn path(server: usize, delay_ms: u64) -> PathSpec {
         delay: Duration::from_millis(delay_ms),
         rate: 4e6 / 8.0,
         loss: 0.0,
+        burst: 0,
+        queue: 0,
     }
 }
 

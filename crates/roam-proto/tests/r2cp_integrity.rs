@@ -64,6 +64,8 @@ fn run(c: &Case) -> Net {
                 delay: Duration::from_millis(d),
                 rate: mbps * 1e6 / 8.0,
                 loss,
+                burst: 0,
+                queue: 0,
             },
             PipeRole::Primary,
         );

@@ -102,6 +102,15 @@ pub fn admits(view: &PathView, budget: Duration) -> bool {
     view.outstanding == 0 || view.arrival_delay() <= budget.max(floor)
 }
 
+/// The most a pipe delivering at `rate` bytes/s has outstanding under the delay budget
+/// [`admits`] enforces: a new unit is admitted while the arrival delay (base RTT plus the
+/// queue beyond the bandwidth-delay product) is within the budget (never below its floor),
+/// so the outstanding bytes stay within `rate × budget`, plus the `mss` unit admitted last.
+pub fn budget_window(view: &PathView, budget: Duration, rate: u64, mss: u64) -> u64 {
+    let floor = view.min_rtt + view.min_rtt / 2;
+    bytes_in(budget.max(floor), rate).saturating_add(mss)
+}
+
 /// Where the blocking hole (expected at `due` through the pipe that has it) should
 /// be requested once more: the candidate (index, view) with the earliest arrival, if its data
 /// would arrive sooner than `due` by more than a quarter of its own arrival delay (a margin
@@ -133,6 +142,22 @@ mod tests {
             rate: Some(rate),
             outstanding,
         }
+    }
+
+    #[test]
+    fn the_budget_window_is_the_budget_at_the_rate_plus_the_last_unit() {
+        // 0.2 Mb/s = 25 kB/s, 56 ms base RTT: a 30 ms budget is below the floor of 84 ms,
+        // so 2.1 kB plus the unit admitted while under it.
+        let slow = view(56, 25_000, MSS);
+        assert_eq!(
+            budget_window(&slow, Duration::from_millis(30), 25_000, MSS),
+            2_100 + MSS
+        );
+        // A 1 s budget: 25 kB plus one unit, whatever the window.
+        assert_eq!(
+            budget_window(&slow, Duration::from_secs(1), 25_000, MSS),
+            25_000 + MSS
+        );
     }
 
     #[test]

@@ -69,12 +69,20 @@ pub struct PathSpec {
     pub rate: f64,
     /// Loss probability of data and of requests.
     pub loss: f64,
+    /// Token-bucket depth (bytes; 0: none), as Linux's tbf `burst`: the data direction is
+    /// shaped to `rate` by a bucket of this many bytes, full at first, so a burst of up to
+    /// `burst` bytes (after a pause, what accumulated) leaves at once instead of at `rate`.
+    pub burst: u64,
+    /// Drop-tail queue of the data direction (bytes waiting for the link; 0: unbounded).
+    pub queue: u64,
 }
 
 struct Path {
     spec: PathSpec,
     up: bool,
     busy_until: Time,
+    /// Tokens in the bucket (bytes) at `busy_until` (with `spec.burst > 0`).
+    tokens: f64,
 }
 
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
@@ -145,6 +153,7 @@ impl Net {
             spec,
             up: true,
             busy_until: self.now,
+            tokens: spec.burst as f64,
         });
         self.delivered.push(Vec::new());
         self.pipe_paths.push((PipeId(i as u32), i));
@@ -253,9 +262,24 @@ impl Net {
     /// Sends `buf` from the server down `path` (serialised at its rate, lost at its rate).
     fn send_down(&mut self, path: usize, buf: &[u8]) {
         let p = &mut self.paths[path];
-        let ser = Duration::from_secs_f64(buf.len() as f64 / p.spec.rate);
+        let backlog = p.busy_until.saturating_since(self.now).as_secs_f64() * p.spec.rate;
+        if p.spec.queue > 0 && backlog + buf.len() as f64 > p.spec.queue as f64 {
+            return;
+        }
         let start = p.busy_until.max(self.now);
-        p.busy_until = start + ser;
+        if p.spec.burst == 0 {
+            let ser = Duration::from_secs_f64(buf.len() as f64 / p.spec.rate);
+            p.busy_until = start + ser;
+        } else {
+            // tbf: the datagram leaves once the bucket (refilled at `rate`, at most `burst`
+            // bytes) holds its length.
+            let idle = start.saturating_since(p.busy_until).as_secs_f64();
+            let tokens = (p.tokens + idle * p.spec.rate).min(p.spec.burst as f64);
+            let need = buf.len() as f64;
+            let wait = ((need - tokens) / p.spec.rate).max(0.0);
+            p.tokens = (tokens - need).max(0.0);
+            p.busy_until = start + Duration::from_secs_f64(wait);
+        }
         if !p.up || self.rng.gen::<f64>() < p.spec.loss {
             return;
         }

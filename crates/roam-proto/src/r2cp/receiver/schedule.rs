@@ -387,7 +387,12 @@ impl R2cpReceiver {
                             .filter(|&(j, _)| {
                                 j != i && self.takes_units(j) && !self.secondary_waits(j, self.mss)
                             })
-                            .filter_map(|(_, s)| Self::rate(s))
+                            .filter_map(|(j, s)| {
+                                Self::rate(s).map(|r| PipeRate {
+                                    cwnd: self.window_in_use(j),
+                                    ..r
+                                })
+                            })
                             .collect();
                         skip_bytes(me, &others, self.mss)
                     }
