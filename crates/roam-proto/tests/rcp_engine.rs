@@ -581,3 +581,38 @@ fn reordering_alone_does_not_keep_the_window_down() {
         "every cut but at most one undone: {s:?}"
     );
 }
+
+/// REQs that arrive out of order (ours; `rcp/served_pulls.rs`): the REQs carrying the first of
+/// four pulls (its own and the next three) are held back until a later REQ, listing only the
+/// pulls after it, has overtaken them. §3.3.1's rule (serve what is newer than every pull
+/// served) would never serve the first pull; the sender serves every pull it is sent, once.
+#[test]
+fn a_pull_whose_requests_are_overtaken_is_still_served() {
+    let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 400_000, DELAY);
+    let lost = [100_000u64, 104_000, 108_000, 112_000];
+    let mut seen = Vec::new();
+    net.data_filter = Box::new(move |_, b| match data_seq(b) {
+        Some(s) if lost.contains(&s) && !seen.contains(&s) => {
+            seen.push(s);
+            Fate::Drop
+        }
+        _ => Fate::Deliver,
+    });
+    net.req_filter = Box::new(|_, b| {
+        let first_pull =
+            Request::decode(b).is_ok_and(|r| r.blocks().iter().any(|blk| blk.start == 100_000));
+        if first_pull {
+            Fate::Delay(Duration::from_millis(5))
+        } else {
+            Fate::Deliver
+        }
+    });
+    net.run_until(secs(30));
+    assert_eq!(net.delivered, object_bytes(400_000));
+    let tx = net.tx.as_ref().unwrap().stats();
+    assert_eq!(
+        tx.pulls_served,
+        net.rx.stats().pulls_sent,
+        "every pull served"
+    );
+}

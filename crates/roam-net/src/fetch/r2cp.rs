@@ -280,6 +280,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                         pipe = ?info.id, cwnd = info.cwnd, srtt = ?info.srtt,
                         outstanding = info.outstanding, bytes = info.bytes_received,
                         rerequests = info.rerequests, timeouts = info.timeouts,
+                        recoveries = info.recoveries, spurious = info.spurious_holes,
                         redundant = stats.bytes_redundant, got = got + n,
                         "pipe state"
                     );

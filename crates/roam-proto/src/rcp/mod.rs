@@ -31,6 +31,7 @@ mod receiver;
 mod request_wire;
 mod reset_limit;
 mod sender;
+mod served_pulls;
 pub mod stp;
 mod token;
 

@@ -3,9 +3,10 @@
 //! (SND.NXT)").
 //!
 //! * cumulative REQs: send everything from SND.NXT up to SEG.REQ (§3.3.1);
-//! * pull REQs: send exactly the pulled block; the last three pulled blocks served are kept in
-//!   a cyclic buffer, and any block a REQ lists that is newer than all of them belongs to a
-//!   lost pull REQ and is served too (§3.3.1);
+//! * pull REQs: send exactly the pulled block; any block a REQ lists that was not served yet
+//!   belongs to a lost pull REQ and is served too (§3.3.1 keeps the last three served in a
+//!   cyclic buffer and serves blocks newer than all of them; we remember the last 128 ids, so
+//!   a REQ overtaken by later ones is still served: `served_pulls.rs`);
 //! * SEG.DEQ: the receiver's in-order point; nothing below it is sent again (§3.3.5);
 //! * SND.WND: the sender's reverse window, for data-limited sources or a configured limit,
 //!   with explicit window updates and answers to the receiver's probes (§3.3.4).
@@ -45,6 +46,7 @@ use roam_wire::{
 };
 
 use super::host_reads::{HostReads, ReadRequest};
+use super::served_pulls::ServedPulls;
 use super::{RcpConfig, RcpError};
 use crate::Time;
 
@@ -151,10 +153,8 @@ pub struct RcpSender {
     req_edge: u64,
     /// The receiver's in-order point (purge point).
     dequeued: u64,
-    /// Cyclic buffer of the last three pulled blocks served.
-    cyclic: [Option<PullBlock>; 3],
-    cyclic_next: usize,
-    max_pull_served: u32,
+    /// The pull ids served (§3.3.1's cyclic buffer, tolerant of reordered REQs).
+    served: ServedPulls,
     pulls: VecDeque<PullBlock>,
     control: VecDeque<Control>,
     /// Data the application made available (`None`: the whole object).
@@ -234,9 +234,7 @@ impl RcpSender {
             snd_nxt: start,
             req_edge: start,
             dequeued: start,
-            cyclic: [None; 3],
-            cyclic_next: 0,
-            max_pull_served: 0,
+            served: ServedPulls::default(),
             pulls: VecDeque::new(),
             control: VecDeque::new(),
             available: o.available,
@@ -401,21 +399,17 @@ impl RcpSender {
         Ok(())
     }
 
-    /// §3.3.1: compares the REQ's blocks with the cyclic buffer; every block newer than all
-    /// served ones is queued (the REQ's own pull, or one whose REQ was lost).
+    /// §3.3.1: every block the REQ lists that was not served yet is queued (the REQ's own
+    /// pull, or one whose REQ was lost — or overtaken by later REQs: `served_pulls.rs`).
     fn serve_blocks(&mut self, r: &Request<'_>) {
         let own = r.mode.contains(RequestMode::PULL).then(|| r.blocks()[0].id);
         for b in r.blocks().iter().rev() {
-            let known = self.cyclic.iter().flatten().any(|c| c == b);
-            if known || b.id <= self.max_pull_served {
+            if !self.served.take(b.id) {
                 continue;
             }
             if Some(b.id) != own {
                 self.stats.lost_pulls_repaired += 1;
             }
-            self.max_pull_served = b.id;
-            self.cyclic[self.cyclic_next] = Some(*b);
-            self.cyclic_next = (self.cyclic_next + 1) % self.cyclic.len();
             if b.end > self.dequeued {
                 if self.pulls.len() < MAX_QUEUED_PULLS {
                     self.pulls.push_back(*b);

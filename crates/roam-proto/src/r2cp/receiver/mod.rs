@@ -83,6 +83,10 @@ pub struct PipeInfo {
     pub rerequests: u64,
     /// Timeouts.
     pub timeouts: u64,
+    /// Window reductions (recovery episodes entered).
+    pub recoveries: u64,
+    /// Holes declared and then answered by their original request (reordering, not loss).
+    pub spurious_holes: u64,
 }
 
 /// An R²CP connection at the receiver. See the module docs and `docs/R2CP.md`.
@@ -281,6 +285,8 @@ impl R2cpReceiver {
                 bytes_received: s.bytes_received,
                 rerequests: ps.rerequests,
                 timeouts: ps.timeouts,
+                recoveries: ps.recoveries,
+                spurious_holes: ps.spurious_holes,
             }
         })
     }
