@@ -88,7 +88,7 @@ impl FetchPlan {
             vias: vias.into_iter().map(LocalSpec::addr).collect(),
             cc: RcpCc::default(),
             scheme: Scheme::Rank,
-            stall: Duration::from_secs(3),
+            stall: roam_proto::r2cp::reopen::DEFAULT_STALL,
             give_up_after: GIVE_UP_AFTER,
             rcp: rcp_config(),
             links: LinkTable::new(),

@@ -5,36 +5,27 @@
 //! while the transfer runs: a local address whose socket reports an error loses its pipes and
 //! its socket (re-bound later), a pipe that stalls is broken (`Removal::Break`: its
 //! outstanding requests go to the other pipes), and a removed or failed pair gets a new pipe
-//! after a backoff. Verification and the part file are the pipeline's (`fetch/mod.rs`). Design:
-//! `docs/RUNTIME.md`, "R²CP over sockets".
+//! after a backoff. What counts as a failure, the stall and the backoff are roam-proto's rule,
+//! the one the simulator's R²CP agent follows too ([`roam_proto::r2cp::reopen`];
+//! `docs/R2CP.md`, "Reopening failed pipes"). Verification and the part file are the
+//! pipeline's (`fetch/mod.rs`). Design: `docs/RUNTIME.md`, "R²CP over sockets".
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathId};
+use roam_proto::r2cp::reopen::{PipeWatch, Reopen};
 use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpReceiver, Removal};
+use roam_proto::Time;
 use roam_wire::ConnId;
 
 use super::{FetchPlan, Progress, Sink, Transfer};
 use crate::pipe_meter::PipeMeter;
 use crate::{random_u64, Clock, Driver, NetConn, NetError};
 
-/// First delay before a failed pair or local address is tried again; doubled per consecutive
-/// failure up to [`RETRY_MAX`].
-const RETRY_BASE: Duration = Duration::from_millis(250);
-
-/// Longest delay between two tries of a pair or a local address.
-const RETRY_MAX: Duration = Duration::from_secs(8);
-
 /// How often the progress callback runs while nothing is delivered (rates decay).
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
-
-/// The delay before try number `failures + 1`.
-fn backoff(failures: u32) -> Duration {
-    let shift = failures.saturating_sub(1).min(6);
-    (RETRY_BASE * (1u32 << shift)).min(RETRY_MAX)
-}
 
 /// One local address of the plan.
 struct Via {
@@ -42,23 +33,16 @@ struct Via {
     local: Option<usize>,
     /// Its address as first bound (the name progress reports use).
     addr: SocketAddr,
-    failures: u32,
-    retry_at: Option<Instant>,
+    /// When it is bound again after its socket failed (the pairs' backoff).
+    reopen: Reopen,
 }
 
 /// The pipe a pair has open now.
 struct Live {
     id: PipeId,
     path: PathId,
-    opened: Instant,
-    /// Handshake completed.
-    up: bool,
-    /// The pipe's `bytes_received` when last read.
-    seen: u64,
-    /// Units it has outstanding, when last read.
-    outstanding: usize,
-    /// Last time it delivered new bytes (or came up).
-    last_progress: Instant,
+    /// Its handshake, bytes and outstanding units, for the stall rule.
+    watch: PipeWatch,
 }
 
 /// One (local address, server) pair.
@@ -66,8 +50,8 @@ struct Pair {
     via: usize,
     server: usize,
     live: Option<Live>,
-    failures: u32,
-    retry_at: Option<Instant>,
+    /// When it gets a new pipe after its pipe failed.
+    reopen: Reopen,
     /// Bytes new to the transfer that arrived through its pipes.
     bytes: u64,
 }
@@ -130,7 +114,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     /// Binds every local address (a bind that fails is retried later, unless all fail).
     pub(super) fn new(plan: &'a FetchPlan, progress: F) -> Result<Self, NetError> {
         let mut driver = Driver::bind(&[], EndpointConfig::default(), NoAcceptor::default())?;
-        let now = Clock::wall();
+        let now = driver.now();
         let mut vias = Vec::new();
         let mut first_error = None;
         for spec in &plan.vias {
@@ -138,16 +122,16 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 Ok(i) => vias.push(Via {
                     local: Some(i),
                     addr: driver.local_addr(i).unwrap_or(spec.addr),
-                    failures: 0,
-                    retry_at: None,
+                    reopen: Reopen::new(),
                 }),
                 Err(e) => {
                     tracing::debug!(addr = %spec.addr, error = %e, "local address not usable yet");
+                    let mut reopen = Reopen::new();
+                    reopen.failed(now);
                     vias.push(Via {
                         local: None,
                         addr: spec.addr,
-                        failures: 1,
-                        retry_at: Some(now + backoff(1)),
+                        reopen,
                     });
                     first_error.get_or_insert(e);
                 }
@@ -162,8 +146,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                     via,
                     server,
                     live: None,
-                    failures: 0,
-                    retry_at: None,
+                    reopen: Reopen::new(),
                     bytes: 0,
                 })
             })
@@ -231,6 +214,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             self.maintain(h)?;
             self.driver.step(Duration::from_millis(50)).await;
             let wall = Clock::wall();
+            let now = self.driver.now();
             let ep = self.driver.endpoint();
             let Some(NetConn::R2cp(r)) = ep.connection_mut(h) else {
                 return Err(self.unreachable("the connection expired".into()));
@@ -248,11 +232,10 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                         if let Some(k) = pair_index(&self.pairs, id) {
                             let p = &mut self.pairs[k];
                             if let Some(live) = p.live.as_mut() {
-                                live.up = true;
-                                live.last_progress = wall;
+                                live.watch.on_up(now);
                             }
-                            p.failures = 0;
-                            self.vias[p.via].failures = 0;
+                            p.reopen.succeeded();
+                            self.vias[p.via].reopen.succeeded();
                             self.refused[p.server] = 0;
                             self.ever_up = true;
                         }
@@ -261,7 +244,8 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                         if let Some(k) = pair_index(&self.pairs, id) {
                             let p = &self.pairs[k];
                             let refused = p.live.as_ref().is_some_and(|l| {
-                                !l.up && wall.duration_since(l.opened) < self.plan.stall
+                                !l.watch.up
+                                    && now.saturating_since(l.watch.opened) < self.plan.stall
                             });
                             if refused {
                                 self.refused[p.server] += 1;
@@ -292,13 +276,10 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 };
                 let p = &mut self.pairs[k];
                 if let Some(live) = p.live.as_mut() {
-                    if info.bytes_received > live.seen {
-                        p.bytes += info.bytes_received - live.seen;
-                        live.seen = info.bytes_received;
-                        live.last_progress = wall;
-                    }
-                    live.outstanding = info.outstanding;
-                    live.up |= info.state != PipeState::Connecting;
+                    let up = info.state != PipeState::Connecting;
+                    p.bytes += live
+                        .watch
+                        .observe(now, info.bytes_received, info.outstanding, up);
                 }
             }
             let done = eof || total.is_some_and(|t| got + n >= t);
@@ -309,7 +290,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                         if let Some(live) = self.pairs[k].live.take() {
                             let _ = self.driver.endpoint().remove_path(h, live.path);
                         }
-                        self.schedule_retry(k, wall);
+                        self.schedule_retry(k, now);
                         tracing::debug!(?id, "pipe failed");
                     }
                 }
@@ -338,7 +319,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             let any_up = self
                 .pairs
                 .iter()
-                .any(|p| p.live.as_ref().is_some_and(|l| l.up));
+                .any(|p| p.live.as_ref().is_some_and(|l| l.watch.up));
             let idle = wall.duration_since(last_byte);
             let paths = format!(
                 "{} local address(es) and {} server(s)",
@@ -380,7 +361,6 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     /// Between turns: drops the pipes of local addresses whose socket failed and of pipes that
     /// stalled, re-binds local addresses and opens pipes on pairs that are due.
     fn maintain(&mut self, h: Handle) -> Result<(), NetError> {
-        let wall = Clock::wall();
         let now = self.driver.now();
         let stall = self.plan.stall;
         // Local addresses whose socket reported an error or that the host marked down: their
@@ -395,35 +375,31 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 tracing::debug!(addr = %self.vias[v].addr, ?error, marked_down, "local address failed");
                 for k in 0..self.pairs.len() {
                     if self.pairs[k].via == v {
-                        self.break_pipe(h, k, wall);
+                        self.break_pipe(h, k, now);
                     }
                 }
                 self.driver.remove_local(i);
                 let via = &mut self.vias[v];
                 via.local = None;
-                via.failures += 1;
-                via.retry_at = Some(wall + backoff(via.failures));
+                via.reopen.failed(now);
             }
         }
         // Stalled pipes: no handshake answer, or nothing delivered with requests outstanding.
         for k in 0..self.pairs.len() {
-            let stalled = self.pairs[k].live.as_ref().is_some_and(|l| {
-                if l.up {
-                    l.outstanding > 0 && wall.duration_since(l.last_progress) >= stall
-                } else {
-                    wall.duration_since(l.opened) >= stall
-                }
-            });
+            let stalled = self.pairs[k]
+                .live
+                .as_ref()
+                .is_some_and(|l| l.watch.stalled(now, stall));
             if stalled {
                 tracing::debug!(pair = k, "pipe stalled");
-                self.break_pipe(h, k, wall);
+                self.break_pipe(h, k, now);
             }
         }
         // Local addresses due for another try.
         for v in 0..self.vias.len() {
             let via = &self.vias[v];
             if via.local.is_some()
-                || via.retry_at.is_some_and(|t| t > wall)
+                || !via.reopen.due(now)
                 || self.plan.status.is_down(via.addr.ip())
             {
                 continue;
@@ -432,9 +408,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 Ok(i) => self.vias[v].local = Some(i),
                 Err(e) => {
                     tracing::debug!(addr = %self.vias[v].addr, error = %e, "bind failed");
-                    let via = &mut self.vias[v];
-                    via.failures += 1;
-                    via.retry_at = Some(wall + backoff(via.failures));
+                    self.vias[v].reopen.failed(now);
                 }
             }
         }
@@ -444,7 +418,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             let Some(local) = self.vias[p.via].local else {
                 continue;
             };
-            if p.live.is_some() || p.retry_at.is_some_and(|t| t > wall) {
+            if p.live.is_some() || !p.reopen.due(now) {
                 continue;
             }
             let id = PipeId(self.next_pipe);
@@ -484,11 +458,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             self.pairs[k].live = Some(Live {
                 id,
                 path,
-                opened: wall,
-                up: false,
-                seen: 0,
-                outstanding: 0,
-                last_progress: wall,
+                watch: PipeWatch::new(now),
             });
         }
         Ok(())
@@ -496,24 +466,22 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
 
     /// Deletes pair `k`'s pipe break-before-make (its outstanding units go to the other
     /// pipes) and schedules the pair's next try.
-    fn break_pipe(&mut self, h: Handle, k: usize, wall: Instant) {
+    fn break_pipe(&mut self, h: Handle, k: usize, now: Time) {
         let Some(live) = self.pairs[k].live.take() else {
             return;
         };
-        let now = self.driver.now();
         let ep = self.driver.endpoint();
         if let Some(NetConn::R2cp(r)) = ep.connection_mut(h) {
             r.remove_pipe(now, live.id, Removal::Break);
         }
         let _ = ep.remove_path(h, live.path);
-        self.schedule_retry(k, wall);
+        self.schedule_retry(k, now);
     }
 
-    /// Counts pair `k`'s pipe as lost and schedules the pair's next try.
-    fn schedule_retry(&mut self, k: usize, wall: Instant) {
-        let p = &mut self.pairs[k];
-        p.failures += 1;
-        p.retry_at = Some(wall + backoff(p.failures));
+    /// Counts pair `k`'s pipe as lost and schedules the pair's next try (the backoff of
+    /// `roam_proto::r2cp::reopen`).
+    fn schedule_retry(&mut self, k: usize, now: Time) {
+        self.pairs[k].reopen.failed(now);
         self.switches += 1;
     }
 
@@ -522,7 +490,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
     fn report(&mut self, got: u64, total: Option<u64>, wall: Instant, waiting: Option<f64>) {
         let servers = &self.plan.servers;
         for p in &self.pairs {
-            let up = p.live.as_ref().is_some_and(|l| l.up);
+            let up = p.live.as_ref().is_some_and(|l| l.watch.up);
             self.meter
                 .set(self.vias[p.via].addr, servers[p.server], p.bytes, up);
         }
@@ -551,18 +519,4 @@ fn pair_index(pairs: &[Pair], id: PipeId) -> Option<usize> {
     pairs
         .iter()
         .position(|p| p.live.as_ref().is_some_and(|l| l.id == id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retries_back_off_from_a_quarter_second_to_eight() {
-        assert_eq!(backoff(1), Duration::from_millis(250));
-        assert_eq!(backoff(2), Duration::from_millis(500));
-        assert_eq!(backoff(5), Duration::from_secs(4));
-        assert_eq!(backoff(6), RETRY_MAX);
-        assert_eq!(backoff(u32::MAX), RETRY_MAX);
-    }
 }

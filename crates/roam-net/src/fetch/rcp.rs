@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId};
 use roam_proto::loss_cause::Scheme as LossScheme;
+use roam_proto::r2cp::reopen::backoff;
 use roam_proto::rcp::{RcpConfig, RcpEvent, RcpReceiver};
 use roam_wire::ConnId;
 
@@ -56,19 +57,11 @@ pub async fn receive_generated(
     Ok((got, started.elapsed().as_secs_f64()))
 }
 
-/// First delay before a new connection after one was abandoned; doubled per consecutive
-/// failure up to [`RETRY_MAX`].
-const RETRY_BASE: Duration = Duration::from_millis(250);
-
-/// Longest delay between two connections.
-const RETRY_MAX: Duration = Duration::from_secs(8);
-
-/// The delay after `failures` consecutive abandoned connections (the first is immediate).
+/// The delay after `failures` consecutive abandoned connections: the first new connection
+/// is immediate, then R²CP's reopening backoff (`roam_proto::r2cp::reopen`: 0.25 s doubling
+/// to 8 s).
 fn retry_delay(failures: u32) -> Duration {
-    match failures {
-        0 | 1 => Duration::ZERO,
-        n => (RETRY_BASE * (1u32 << (n - 2).min(6))).min(RETRY_MAX),
-    }
+    backoff(failures.saturating_sub(1))
 }
 
 /// The rotation over local addresses and servers.
@@ -431,13 +424,14 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use roam_proto::r2cp::reopen::REOPEN_MAX;
 
     #[test]
     fn a_first_switch_is_immediate_then_retries_back_off_to_eight_seconds() {
         assert_eq!(retry_delay(1), Duration::ZERO);
         assert_eq!(retry_delay(2), Duration::from_millis(250));
         assert_eq!(retry_delay(3), Duration::from_millis(500));
-        assert_eq!(retry_delay(7), RETRY_MAX);
-        assert_eq!(retry_delay(u32::MAX), RETRY_MAX);
+        assert_eq!(retry_delay(7), REOPEN_MAX);
+        assert_eq!(retry_delay(u32::MAX), REOPEN_MAX);
     }
 }

@@ -15,6 +15,7 @@ mod policy;
 mod ranges;
 mod rank;
 mod receiver;
+pub mod reopen;
 mod slot;
 
 pub use binding::Binding;

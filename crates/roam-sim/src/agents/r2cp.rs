@@ -6,8 +6,12 @@
 //!
 //! Interfaces: when an interface goes down its pipes are deleted break-before-make (what they
 //! had outstanding is reassigned); when it comes back, its pipes are created again. A pipe's
-//! `stop` time deletes it make-before-break (`drain`) or break-before-make (`break`). A
-//! server that stops answering fails its pipe (RTO limit) and the other pipes take over.
+//! `stop` time deletes it make-before-break (`drain`) or break-before-make (`break`). A pipe
+//! that fails while its interface stays up (its server stops answering, a blackout: the RTO
+//! limit, or the host's stall rule where the scenario sets `stall`) is reopened after a
+//! backoff by roam-proto's rule, the one the UDP runtime follows
+//! ([`roam_proto::r2cp::reopen`]; `docs/R2CP.md`, "Reopening failed pipes"); meanwhile the
+//! other pipes take over.
 //!
 //! Both ends drive roam-proto's [`Endpoint`] (docs/ENDPOINT.md). The receiver's host holds
 //! the [`R2cpReceiver`] as one client connection with one path per planned pipe: path `k` is
@@ -17,13 +21,15 @@
 //! with an [`roam_proto::rcp::RcpAcceptor`] holding one connection per pipe that reached it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use roam_proto::endpoint::{
     Endpoint, EndpointConfig, EndpointConnection, EndpointEvent, Handle, NoAcceptor, PathId,
     TokenKey,
 };
+use roam_proto::r2cp::reopen::{PipeWatch, Reopen};
 use roam_proto::r2cp::{
-    PipeId, PipeRole, PipeSpec, R2cpEvent, R2cpReceiver, Removal, Scheme, TokenPolicy,
+    PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpReceiver, Removal, Scheme, TokenPolicy,
 };
 use roam_proto::rcp::{RcpCc, RcpConfig};
 use roam_proto::Time;
@@ -74,6 +80,11 @@ pub struct R2cpReceiverParams {
     pub size: Option<u64>,
     /// Connection-id seed.
     pub conn_seed: u64,
+    /// The host's stall rule ([`PipeWatch::stalled`]): a pipe not up this long after it was
+    /// opened, or with requests outstanding and nothing new for this long, is deleted
+    /// break-before-make and its pair reopened after the backoff. `None`: only the engine's
+    /// own failures count.
+    pub stall: Option<Duration>,
 }
 
 /// Builds the receiving end of an R²CP flow.
@@ -94,6 +105,8 @@ pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
         scratch: Vec::new(),
         next_conn_timer: None,
         live: vec![None; n],
+        watch: vec![None; n],
+        reopen: vec![Reopen::new(); n],
         next_pipe: 0,
         read_buf: Vec::new(),
         failed: false,
@@ -132,6 +145,10 @@ struct R2cpReceiverAgent {
     next_conn_timer: Option<Time>,
     /// For each planned pipe, the engine pipe currently standing for it.
     live: Vec<Option<PipeId>>,
+    /// For each planned pipe, what the stall rule watches of its live pipe.
+    watch: Vec<Option<PipeWatch>>,
+    /// For each planned pipe (one (interface, server) pair), when it may be reopened.
+    reopen: Vec<Reopen>,
     next_pipe: u32,
     read_buf: Vec<u8>,
     failed: bool,
@@ -179,6 +196,10 @@ impl R2cpReceiverAgent {
         for (k, plan) in self.p.pipes.iter().enumerate() {
             let stopped = plan.stop.is_some_and(|(t, _)| now >= t);
             let up = Self::iface_up(ctx, plan.iface);
+            let stalled = self
+                .p
+                .stall
+                .is_some_and(|stall| self.watch[k].is_some_and(|w| w.stalled(now, stall)));
             match self.live[k] {
                 Some(id) if stopped || !up => {
                     let how = match plan.stop {
@@ -187,8 +208,16 @@ impl R2cpReceiverAgent {
                     };
                     conn.remove_pipe(now, id, how);
                     self.live[k] = None;
+                    self.watch[k] = None;
                 }
-                None if now >= plan.start && !stopped && up => {
+                Some(id) if stalled => {
+                    // The stall rule: deleted break-before-make, its pair reopened later.
+                    conn.remove_pipe(now, id, Removal::Break);
+                    self.live[k] = None;
+                    self.watch[k] = None;
+                    self.reopen[k].failed(now);
+                }
+                None if now >= plan.start && !stopped && up && self.reopen[k].due(now) => {
                     let id = PipeId(self.next_pipe);
                     self.next_pipe += 1;
                     let conn_id = ConnId(
@@ -206,6 +235,7 @@ impl R2cpReceiverAgent {
                             conn.set_link_info(now, id, &info);
                         }
                         self.live[k] = Some(id);
+                        self.watch[k] = Some(PipeWatch::new(now));
                     }
                 }
                 _ => {}
@@ -255,19 +285,47 @@ impl R2cpReceiverAgent {
                 (conn.read_point(), conn.read(buf, 1 << 20))
             });
             while let Some(ev) = conn.poll_event() {
+                let k = match ev {
+                    R2cpEvent::PipeUp(id)
+                    | R2cpEvent::PipeFailed(id)
+                    | R2cpEvent::PipeClosed(id) => self.live.iter().position(|l| *l == Some(id)),
+                    _ => None,
+                };
                 match ev {
                     R2cpEvent::Eof => {
                         ctx.counters(flow).completed_at.get_or_insert(now);
                     }
-                    R2cpEvent::PipeFailed(id) | R2cpEvent::PipeClosed(id) => {
-                        // A failed pipe is not recreated until its interface or plan changes.
-                        for l in self.live.iter_mut() {
-                            if *l == Some(id) && matches!(ev, R2cpEvent::PipeClosed(_)) {
-                                *l = None;
+                    R2cpEvent::PipeUp(_) => {
+                        if let Some(k) = k {
+                            self.reopen[k].succeeded();
+                            if let Some(w) = self.watch[k].as_mut() {
+                                w.on_up(now);
                             }
                         }
                     }
-                    R2cpEvent::Connected { .. } | R2cpEvent::PipeUp(_) | R2cpEvent::Closed => {}
+                    R2cpEvent::PipeFailed(_) | R2cpEvent::PipeClosed(_) => {
+                        if let Some(k) = k {
+                            self.live[k] = None;
+                            self.watch[k] = None;
+                            // A failed pipe's pair is reopened after the backoff
+                            // (`roam_proto::r2cp::reopen`); a closed one when the plan says.
+                            if matches!(ev, R2cpEvent::PipeFailed(_)) {
+                                self.reopen[k].failed(now);
+                            }
+                        }
+                    }
+                    R2cpEvent::Connected { .. } | R2cpEvent::Closed => {}
+                }
+            }
+            if self.p.stall.is_some() {
+                for info in conn.pipes() {
+                    let Some(k) = self.live.iter().position(|l| *l == Some(info.id)) else {
+                        continue;
+                    };
+                    if let Some(w) = self.watch[k].as_mut() {
+                        let up = info.state != PipeState::Connecting;
+                        w.observe(now, info.bytes_received, info.outstanding, up);
+                    }
                 }
             }
         }
@@ -332,15 +390,19 @@ impl Agent for R2cpReceiverAgent {
 
     fn next_timer(&self) -> Option<Time> {
         let done = self.connection().is_some_and(|c| c.is_complete());
+        let stall = self.p.stall;
         let plan = self
             .p
             .pipes
             .iter()
             .zip(&self.live)
-            .flat_map(|(p, l)| {
+            .zip(self.watch.iter().zip(&self.reopen))
+            .flat_map(|((p, l), (w, r))| {
                 let start = (l.is_none() && !done).then_some(p.start);
                 let stop = l.and(p.stop.map(|(t, _)| t));
-                [start, stop]
+                let retry = (l.is_none() && !done).then(|| r.retry_at()).flatten();
+                let stalls = stall.and_then(|s| w.and_then(|w| w.stalls_at(s)));
+                [start, stop, retry, stalls.filter(|_| !done)]
             })
             .flatten()
             .filter(|&t| self.reconciled.is_none_or(|r| t > r));

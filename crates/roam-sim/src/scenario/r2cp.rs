@@ -15,6 +15,8 @@
 //! policy_rate = "720kbps"    # token-bucket target rate (§4.4.3; default: no policy)
 //! policy_depth = "4KB"       # bucket depth (default 4 segments)
 //! coupled = true             # RFC 6356 coupled increase across the pipes (default false)
+//! stall = "3s"               # the host's stall rule, as `roam get --stall` (default: off;
+//!                            # a failed pipe is reopened after a backoff either way)
 //! [[flow.r2cp.pipe]]
 //! iface = 0                  # receiver interface (index or link name)
 //! server = "server2"         # default: `from`
@@ -68,6 +70,10 @@ pub struct R2cpSetup {
     pub policy: Option<TokenPolicy>,
     /// Coupled increase across the pipes (RFC 6356 LIA).
     pub coupled: bool,
+    /// The host's stall rule (`roam_proto::r2cp::reopen::PipeWatch`): a pipe that delivers
+    /// nothing this long with requests outstanding, or is not up this long after it was
+    /// opened, is deleted and its pair reopened after the backoff. `None`: off.
+    pub stall: Option<Duration>,
 }
 
 impl R2cpSetup {
@@ -108,6 +114,7 @@ pub(crate) fn parse(
             pipes: vec![default_pipe(d)],
             policy: None,
             coupled: false,
+            stall: None,
         });
     };
     let stripe = t.get_with("apps_stripe", units::size)?.unwrap_or(16 * mss);
@@ -126,6 +133,10 @@ pub(crate) fn parse(
         }
     };
     let coupled = t.get::<bool>("coupled")?.unwrap_or(false);
+    let stall = t.get::<Duration>("stall")?;
+    if stall.is_some_and(|s| s.is_zero()) {
+        return Err(t.err("stall", "must be positive"));
+    }
     let rate = t.get_with("policy_rate", units::rate)?;
     let depth = t.get_with("policy_depth", units::size)?.unwrap_or(4 * mss);
     if depth < mss {
@@ -213,6 +224,7 @@ pub(crate) fn parse(
         pipes,
         policy,
         coupled,
+        stall,
     })
 }
 
@@ -269,6 +281,7 @@ pub(crate) fn agents(setup: &R2cpSetup, e: &R2cpEnds) -> (Box<dyn Agent>, Vec<Bo
         coupled: setup.coupled,
         size: e.size,
         conn_seed: e.conn_seed,
+        stall: setup.stall,
     });
     let servers = setup
         .servers()
