@@ -12,6 +12,7 @@ mod classify;
 mod facts;
 mod facts_tcp;
 mod friendliness;
+mod grid;
 mod lossy;
 mod rate;
 mod validation;
