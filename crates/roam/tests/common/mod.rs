@@ -37,6 +37,16 @@ pub fn pattern(len: usize) -> Vec<u8> {
         .collect()
 }
 
+/// A temporary folder whose `srv` folder holds one file, `name`, of `bytes`; returns the
+/// folder and the `srv` path (to serve).
+pub fn srv_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    std::fs::write(srv.join(name), bytes).unwrap();
+    (dir, srv)
+}
+
 /// Serves `dir` on a free loopback port; returns the guard and the address it listens on.
 pub fn serve(dir: &Path) -> (Guard, String) {
     serve_with(Command::new(ROAM), dir)
