@@ -173,62 +173,77 @@ fn killing_the_server_in_use_restarts_a_tcp_get_on_the_next_server() {
     assert_a_get_survives_its_server_being_killed(5, &["--protocol", "tcp"]);
 }
 
-#[test]
-fn a_file_over_two_interfaces_arrives_intact_and_faster_than_over_the_faster_one() {
-    let len = 6 << 20;
-    let Some((mut bed, data)) = bed_with_file(6, "", len) else {
+/// Test bed `tag`: the links `fast` and `slow` shaped to [`FAST_MBIT`] and half that, the
+/// servers `servers` up; a 6 MB `roam get ARGS` must arrive intact, every path named by
+/// `key` (`via` or `server`) and one of `prefixes` must have carried data, and the aggregate
+/// goodput must beat 1.2 × the faster link's rate.
+fn assert_aggregated(
+    tag: u32,
+    (fast, slow): (&str, &str),
+    servers: &[u8],
+    args: &[&str],
+    (key, prefixes): (&str, [&str; 2]),
+) {
+    let Some((mut bed, data)) = bed_with_file(tag, "", 6 << 20) else {
         return;
     };
-    bed.shape("a", &format!("{FAST_MBIT}mbit"));
-    bed.shape("b", &format!("{}mbit", FAST_MBIT / 2.0));
-    bed.serve(1);
+    bed.shape(fast, &format!("{FAST_MBIT}mbit"));
+    bed.shape(slow, &format!("{}mbit", FAST_MBIT / 2.0));
+    for &s in servers {
+        bed.serve(s);
+    }
     std::thread::sleep(Duration::from_millis(300));
     let out = bed.dir.path().join("o");
-    let args = ["f", "--server", "10.77.3.2:7000"];
-    let res = finish(bed.get(
-        &[&args[..], &["--via", "10.77.1.2", "--via", "10.77.2.2"]].concat(),
-        &out,
-    ));
+    let res = finish(bed.get(&[&["f"], args].concat(), &out));
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
-    let both = goodput(&res, "two interfaces");
-    assert!(delivered(&res, "via", "10.77.1.2") > 0);
-    assert!(delivered(&res, "via", "10.77.2.2") > 0);
+    let both = goodput(&res, &format!("two {key}s"));
+    for prefix in prefixes {
+        assert!(
+            delivered(&res, key, prefix) > 0,
+            "nothing via {key} {prefix}"
+        );
+    }
     assert!(
         both > 1.2 * FAST_MBIT,
-        "aggregate {both:.2} Mb/s is not above 1.2 × the faster link's {FAST_MBIT} Mb/s"
+        "aggregate {both:.2} Mb/s is not above 1.2 × the faster {key}'s {FAST_MBIT} Mb/s"
+    );
+}
+
+#[test]
+fn a_file_over_two_interfaces_arrives_intact_and_faster_than_over_the_faster_one() {
+    // The mobile host's two links are the bottlenecks.
+    assert_aggregated(
+        6,
+        ("a", "b"),
+        &[1],
+        &[
+            "--server",
+            "10.77.3.2:7000",
+            "--via",
+            "10.77.1.2",
+            "--via",
+            "10.77.2.2",
+        ],
+        ("via", ["10.77.1.2", "10.77.2.2"]),
     );
 }
 
 #[test]
 fn two_mirrors_are_aggregated() {
-    let len = 6 << 20;
-    let Some((mut bed, data)) = bed_with_file(7, "", len) else {
-        return;
-    };
     // The servers' own links are the bottlenecks: 8 and 4 Mb/s.
-    bed.shape("s1", &format!("{FAST_MBIT}mbit"));
-    bed.shape("s2", &format!("{}mbit", FAST_MBIT / 2.0));
-    bed.serve(1);
-    bed.serve(2);
-    std::thread::sleep(Duration::from_millis(300));
-    let out = bed.dir.path().join("o");
-    let args = [
-        "f",
-        "--server",
-        "10.77.3.2:7000",
-        "--server",
-        "10.77.4.2:7000",
-        "--via",
-        "10.77.1.2",
-    ];
-    let res = finish(bed.get(&args, &out));
-    assert!(std::fs::read(&out).unwrap() == data, "content differs");
-    let both = goodput(&res, "two mirrors");
-    assert!(delivered(&res, "server", "10.77.3.2") > 0);
-    assert!(delivered(&res, "server", "10.77.4.2") > 0);
-    assert!(
-        both > 1.2 * FAST_MBIT,
-        "aggregate {both:.2} Mb/s is not above 1.2 × the faster mirror's {FAST_MBIT} Mb/s"
+    assert_aggregated(
+        7,
+        ("s1", "s2"),
+        &[1, 2],
+        &[
+            "--server",
+            "10.77.3.2:7000",
+            "--server",
+            "10.77.4.2:7000",
+            "--via",
+            "10.77.1.2",
+        ],
+        ("server", ["10.77.3.2", "10.77.4.2"]),
     );
 }
 
