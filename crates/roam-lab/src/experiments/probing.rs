@@ -276,9 +276,7 @@ impl Experiment for Probing {
             report.image(&title, &file);
             series_files.push(file);
         }
-        for c in claims(&cells) {
-            report.claim(c);
-        }
+        report.extend(claims(&cells));
         let mut slower = Vec::new();
         for (ti, t) in TABLES.iter().enumerate() {
             for (pi, per) in PERS.iter().enumerate() {
