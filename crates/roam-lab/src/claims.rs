@@ -234,14 +234,7 @@ pub(crate) mod testing {
                     c.id
                 );
                 assert!(!c.holds);
-                assert!(
-                    c.note
-                        .as_deref()
-                        .is_some_and(|n| n.starts_with("not measured")),
-                    "{}: {:?}",
-                    c.id,
-                    c.note
-                );
+                assert_unmeasured(&c);
             }
         }
     }

@@ -363,6 +363,13 @@ impl Report {
     }
 }
 
+/// Adds claims in order, as [`Report::claim`] does one.
+impl Extend<Claim> for Report {
+    fn extend<I: IntoIterator<Item = Claim>>(&mut self, claims: I) {
+        self.claims.extend(claims);
+    }
+}
+
 impl DataTable {
     /// The CSV form of a report table: a column that holds an estimate or a pair anywhere is
     /// split in two.

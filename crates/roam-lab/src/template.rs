@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use roam_sim::Scenario;
 
+use crate::runner::Job;
 use crate::LabError;
 
 /// A loaded template document, ready to be specialised.
@@ -23,6 +24,18 @@ impl Template {
         Ok(Template {
             path: path.to_owned(),
             doc,
+        })
+    }
+
+    /// A job running [`Template::build`]'s scenario for `params`, named and labelled `label`.
+    pub fn job<K: AsRef<str>>(
+        &self,
+        label: String,
+        params: &[(K, String)],
+    ) -> Result<Job, LabError> {
+        Ok(Job {
+            scenario: self.build(&label, params)?,
+            label,
         })
     }
 

@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,22 +13,18 @@ use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
 use roam_wire::ConnId;
-use support::{loopback, pattern, serve};
-
-const LIMIT: Duration = Duration::from_secs(120);
+use support::{
+    abort_at, assert_accounted, bounded, dir_with, loopback, pattern, rcp_syn, serve, serve_until,
+    tcp_syn,
+};
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_multi_megabyte_file_arrives_intact_over_rcp() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(6 << 20, 1);
-    std::fs::write(dir.path().join("big.bin"), &data).unwrap();
+    let (dir, data) = dir_with("big.bin", 6 << 20, 1);
     let (addr, task) = serve(dir.path());
     let out = dir.path().join("copy.bin");
     let plan = FetchPlan::new("big.bin", vec![addr], vec![loopback()]);
-    let report = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap();
+    let report = bounded(fetch(&plan, &out, |_| {})).await.unwrap();
     assert_eq!(report.bytes, data.len() as u64);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert!(!dir.path().join("copy.bin.roam-part").exists());
@@ -43,10 +39,7 @@ async fn a_missing_object_fails_cleanly_and_leaves_no_file() {
     let mut plan = FetchPlan::new("absent/passwd", vec![addr], vec![loopback()]);
     plan.stall = Duration::from_millis(500);
     plan.max_attempts = 2;
-    let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap_err();
+    let e = bounded(fetch(&plan, &out, |_| {})).await.unwrap_err();
     assert!(e.to_string().contains("cannot fetch"), "{e}");
     assert!(!out.exists());
     task.abort();
@@ -54,30 +47,17 @@ async fn a_missing_object_fails_cleanly_and_leaves_no_file() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_fetch_continues_from_the_second_server_when_the_first_dies() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(8 << 20, 2);
-    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (dir, data) = dir_with("f", 8 << 20, 2);
     let (a, task_a) = serve(dir.path());
     let (b, task_b) = serve(dir.path());
-    let got = Arc::new(AtomicU64::new(0));
-    let watcher = {
-        let got = got.clone();
-        tokio::spawn(async move {
-            while got.load(Ordering::Relaxed) < 2 << 20 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            task_a.abort();
-        })
-    };
+    let (got, watcher) = abort_at(2 << 20, task_a);
     let out = dir.path().join("copy");
     let mut plan = FetchPlan::new("f", vec![a, b], vec![loopback()]);
     plan.stall = Duration::from_millis(800);
-    let report = tokio::time::timeout(
-        LIMIT,
-        fetch(&plan, &out, |p| got.store(p.bytes, Ordering::Relaxed)),
-    )
+    let report = bounded(fetch(&plan, &out, |p| {
+        got.store(p.bytes, Ordering::Relaxed)
+    }))
     .await
-    .expect("bounded")
     .unwrap();
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     // Two servers: an R²CP fetch with a pipe to each; the second delivered.
@@ -85,34 +65,21 @@ async fn a_fetch_continues_from_the_second_server_when_the_first_dies() {
         report.per_path.iter().any(|p| p.1 == b && p.2 > 0),
         "{report:?}"
     );
-    let delivered: u64 = report.per_path.iter().map(|p| p.2).sum();
-    assert_eq!(delivered, data.len() as u64, "no byte delivered twice");
+    assert_accounted(&report, data.len());
     watcher.abort();
     task_b.abort();
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn garbage_truncated_and_replayed_datagrams_corrupt_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(3 << 20, 3);
-    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (dir, data) = dir_with("f", 3 << 20, 3);
     let (addr, task) = serve(dir.path());
     // A hostile sender: random bytes, truncated and replayed copies of valid requests
     // (RCP requests for the same object with made-up connection ids).
     let hostile = tokio::spawn(async move {
         let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
         let mut x: u64 = 0x1234_5678_9abc_def1;
-        let mut syn = Vec::new();
-        let mut r = roam_proto::rcp::RcpReceiver::connect(
-            Arc::new(roam_net::engines::rcp_config()),
-            Default::default(),
-            ConnId(42),
-            b"f",
-            (0, u64::MAX),
-            roam_proto::Time::ZERO,
-        )
-        .unwrap();
-        r.poll_transmit(roam_proto::Time::ZERO, &mut syn).unwrap();
+        let syn = rcp_syn(42);
         for i in 0..20_000u32 {
             x ^= x << 13;
             x ^= x >> 7;
@@ -138,10 +105,7 @@ async fn garbage_truncated_and_replayed_datagrams_corrupt_nothing() {
     });
     let out = dir.path().join("copy");
     let plan = FetchPlan::new("f", vec![addr], vec![loopback()]);
-    let report = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap();
+    let report = bounded(fetch(&plan, &out, |_| {})).await.unwrap();
     assert_eq!(report.bytes, data.len() as u64);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     let _ = hostile.await;
@@ -233,14 +197,13 @@ async fn a_multi_megabyte_stream_arrives_intact_over_tcp() {
             }
         }
     };
-    let got = tokio::time::timeout(LIMIT, async {
+    let got = bounded(async {
         tokio::select! {
             got = receiving => got.unwrap(),
             _ = sending => panic!("the client connection went away first"),
         }
     })
-    .await
-    .expect("bounded");
+    .await;
     assert_eq!(got.len(), data.len());
     assert!(got == data, "content differs");
 }
@@ -253,30 +216,15 @@ async fn handshake_replies_never_amplify_and_keep_no_state() {
     std::fs::write(dir.path().join("f"), pattern(1 << 20, 5)).unwrap();
     let mut server = Server::bind(dir.path(), &[LocalSpec::addr(loopback())]).unwrap();
     let addr = server.local_addr(0).unwrap();
-    let mut spoofer = tokio::spawn(async move {
+    let spoofer = tokio::spawn(async move {
         let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
-        let now = roam_proto::Time::ZERO;
         let mut sent = Vec::new();
         for i in 0..200u64 {
-            let mut syn = Vec::new();
-            if i % 2 == 0 {
-                let mut r = roam_proto::rcp::RcpReceiver::connect(
-                    Arc::new(roam_net::engines::rcp_config()),
-                    Default::default(),
-                    ConnId(1000 + i),
-                    b"f",
-                    (0, u64::MAX),
-                    now,
-                )
-                .unwrap();
-                r.poll_transmit(now, &mut syn).unwrap();
+            let syn = if i % 2 == 0 {
+                rcp_syn(1000 + i)
             } else {
-                let cfg = Arc::new(roam_net::engines::tcp_config());
-                let mut c =
-                    tcp::Connection::connect(cfg, CcKind::NewReno, ConnId(1000 + i), i, now)
-                        .unwrap();
-                c.poll_transmit(now, &mut syn).unwrap();
-            }
+                tcp_syn(1000 + i, i)
+            };
             sock.send_to(&syn, addr).await.unwrap();
             sent.push(syn.len());
         }
@@ -291,12 +239,7 @@ async fn handshake_replies_never_amplify_and_keep_no_state() {
         }
         (sent, replies)
     });
-    let (sent, replies) = loop {
-        tokio::select! {
-            r = &mut spoofer => break r.unwrap(),
-            _ = server.step() => server.serve_connections(),
-        }
-    };
+    let (sent, replies) = serve_until(&mut server, spoofer).await;
     assert!(!replies.is_empty(), "the server answers handshakes");
     for (id, len) in &replies {
         let i = usize::try_from(id - 1000).unwrap();
@@ -315,16 +258,13 @@ async fn handshake_replies_never_amplify_and_keep_no_state() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_multi_megabyte_file_arrives_intact_over_tcp_get() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(7 << 20, 5);
-    std::fs::write(dir.path().join("big.bin"), &data).unwrap();
+    let (dir, data) = dir_with("big.bin", 7 << 20, 5);
     let (addr, task) = serve(dir.path());
     let out = dir.path().join("copy.bin");
     let plan = FetchPlan::new("big.bin", vec![addr], vec![loopback()]);
     let mut calls = 0u32;
-    let report = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| calls += 1))
+    let report = bounded(fetch_tcp(&plan, &out, |_| calls += 1))
         .await
-        .expect("bounded")
         .unwrap();
     assert_eq!(report.bytes, data.len() as u64);
     assert_eq!(
@@ -344,10 +284,7 @@ async fn a_tcp_get_of_a_missing_object_fails_at_once_and_leaves_no_file() {
     let (addr, task) = serve(dir.path());
     let out = dir.path().join("none");
     let plan = FetchPlan::new("absent/passwd", vec![addr], vec![loopback()]);
-    let e = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap_err();
+    let e = bounded(fetch_tcp(&plan, &out, |_| {})).await.unwrap_err();
     assert!(e.to_string().contains("no such object"), "{e}");
     assert!(!out.exists());
     assert!(!dir.path().join("none.roam-part").exists());
@@ -363,10 +300,7 @@ async fn a_tcp_get_continues_from_the_next_server_when_the_first_lacks_the_objec
     let (b, tb) = serve(full.path());
     let out = full.path().join("copy");
     let plan = FetchPlan::new("f", vec![a, b], vec![loopback()]);
-    let report = tokio::time::timeout(LIMIT, fetch_tcp(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap();
+    let report = bounded(fetch_tcp(&plan, &out, |_| {})).await.unwrap();
     assert_eq!(report.switches, 1);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     ta.abort();
@@ -384,17 +318,12 @@ async fn a_coalesced_receive_is_split_and_each_segment_judged_alone() {
     let mut server = Server::bind(dir.path(), &[LocalSpec::addr(loopback())]).unwrap();
     let addr = server.local_addr(0).unwrap();
     const SYNS: u64 = 8;
-    let mut spoofer = tokio::spawn(async move {
+    let spoofer = tokio::spawn(async move {
         let sock = tokio::net::UdpSocket::bind(loopback()).await.unwrap();
         let state = UdpSocketState::new(UdpSockRef::from(&sock)).unwrap();
-        let now = roam_proto::Time::ZERO;
         let mut segments: Vec<Vec<u8>> = Vec::new();
         for i in 0..SYNS {
-            let cfg = Arc::new(roam_net::engines::tcp_config());
-            let mut c =
-                tcp::Connection::connect(cfg, CcKind::NewReno, ConnId(5000 + i), i, now).unwrap();
-            let mut syn = Vec::new();
-            c.poll_transmit(now, &mut syn).unwrap();
+            let syn = tcp_syn(5000 + i, i);
             let len = syn.len();
             segments.push(syn);
             // Garbage of the same length between the SYNs: a wrong version, then noise.
@@ -459,12 +388,7 @@ async fn a_coalesced_receive_is_split_and_each_segment_judged_alone() {
         }
         (total, gso, replies)
     });
-    let (total, gso, mut replies) = loop {
-        tokio::select! {
-            r = &mut spoofer => break r.unwrap(),
-            _ = server.step() => server.serve_connections(),
-        }
-    };
+    let (total, gso, mut replies) = serve_until(&mut server, spoofer).await;
     replies.sort_unstable();
     assert_eq!(
         replies,

@@ -7,26 +7,15 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use roam_net::{fetch, FetchPlan, FetchReport};
-use support::{local, pattern, serve};
-
-const LIMIT: Duration = Duration::from_secs(120);
-
-/// Bytes each pair delivered add up to the object: nothing counted twice, nothing lost.
-fn assert_accounted(report: &FetchReport, len: usize) {
-    let delivered: u64 = report.per_path.iter().map(|p| p.2).sum();
-    assert_eq!(delivered, len as u64, "{report:?}");
-}
+use roam_net::{fetch, FetchPlan};
+use support::{abort_at, assert_accounted, bounded, dir_with, local, pattern, serve};
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_file_arrives_intact_over_two_addresses_and_two_servers() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(8 << 20, 11);
-    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (dir, data) = dir_with("f", 8 << 20, 11);
     let (a, task_a) = serve(dir.path());
     let (b, task_b) = serve(dir.path());
     let out = dir.path().join("copy");
@@ -36,12 +25,10 @@ async fn a_file_arrives_intact_over_two_addresses_and_two_servers() {
         vec![local("127.0.0.1"), local("127.0.0.2")],
     );
     let mut max_pipes = 0;
-    let report = tokio::time::timeout(
-        LIMIT,
-        fetch(&plan, &out, |p| max_pipes = max_pipes.max(p.pipes.len())),
-    )
+    let report = bounded(fetch(&plan, &out, |p| {
+        max_pipes = max_pipes.max(p.pipes.len())
+    }))
     .await
-    .expect("bounded")
     .unwrap();
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert!(!dir.path().join("copy.roam-part").exists());
@@ -70,21 +57,10 @@ async fn a_file_arrives_intact_over_two_addresses_and_two_servers() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn killing_one_of_two_servers_mid_transfer_costs_no_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(16 << 20, 12);
-    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (dir, data) = dir_with("f", 16 << 20, 12);
     let (a, task_a) = serve(dir.path());
     let (b, task_b) = serve(dir.path());
-    let got = Arc::new(AtomicU64::new(0));
-    let killer = {
-        let got = got.clone();
-        tokio::spawn(async move {
-            while got.load(Ordering::Relaxed) < 2 << 20 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            task_a.abort();
-        })
-    };
+    let (got, killer) = abort_at(2 << 20, task_a);
     let out = dir.path().join("copy");
     let mut plan = FetchPlan::new(
         "f",
@@ -92,12 +68,10 @@ async fn killing_one_of_two_servers_mid_transfer_costs_no_restart() {
         vec![local("127.0.0.1"), local("127.0.0.2")],
     );
     plan.stall = Duration::from_millis(300);
-    let report = tokio::time::timeout(
-        LIMIT,
-        fetch(&plan, &out, |p| got.store(p.bytes, Ordering::Relaxed)),
-    )
+    let report = bounded(fetch(&plan, &out, |p| {
+        got.store(p.bytes, Ordering::Relaxed)
+    }))
     .await
-    .expect("bounded")
     .unwrap();
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert_accounted(&report, data.len());
@@ -116,9 +90,7 @@ async fn killing_one_of_two_servers_mid_transfer_costs_no_restart() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_local_address_that_goes_away_mid_transfer_is_dropped_and_taken_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = pattern(12 << 20, 13);
-    std::fs::write(dir.path().join("f"), &data).unwrap();
+    let (dir, data) = dir_with("f", 12 << 20, 13);
     let (a, task_a) = serve(dir.path());
     let out = dir.path().join("copy");
     let mut plan = FetchPlan::new("f", vec![a], vec![local("127.0.0.1"), local("127.0.0.2")]);
@@ -128,28 +100,24 @@ async fn a_local_address_that_goes_away_mid_transfer_is_dropped_and_taken_back()
     // Down after 2 MB, up again after 6 MB.
     let mut phase = 0;
     let mut down_while = Vec::new();
-    let report = tokio::time::timeout(
-        LIMIT,
-        fetch(&plan, &out, |p| {
-            let on_second: u64 = p
-                .pipes
-                .iter()
-                .filter(|q| q.via.ip() == second)
-                .map(|q| q.bytes)
-                .sum();
-            if phase == 0 && p.bytes >= 2 << 20 {
-                status.set_down(second, true);
-                phase = 1;
-                down_while.push(on_second);
-            } else if phase == 1 && p.bytes >= 6 << 20 {
-                down_while.push(on_second);
-                status.set_down(second, false);
-                phase = 2;
-            }
-        }),
-    )
+    let report = bounded(fetch(&plan, &out, |p| {
+        let on_second: u64 = p
+            .pipes
+            .iter()
+            .filter(|q| q.via.ip() == second)
+            .map(|q| q.bytes)
+            .sum();
+        if phase == 0 && p.bytes >= 2 << 20 {
+            status.set_down(second, true);
+            phase = 1;
+            down_while.push(on_second);
+        } else if phase == 1 && p.bytes >= 6 << 20 {
+            down_while.push(on_second);
+            status.set_down(second, false);
+            phase = 2;
+        }
+    }))
     .await
-    .expect("bounded")
     .unwrap();
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert_eq!(phase, 2, "the transfer ended before the address came back");
@@ -170,10 +138,7 @@ async fn a_missing_object_fails_cleanly_over_several_servers() {
     let out = dir.path().join("none");
     let mut plan = FetchPlan::new("missing", vec![a, b], vec![local("127.0.0.1")]);
     plan.stall = Duration::from_millis(500);
-    let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap_err();
+    let e = bounded(fetch(&plan, &out, |_| {})).await.unwrap_err();
     assert!(e.to_string().contains("cannot fetch"), "{e}");
     assert!(!out.exists());
     assert!(!dir.path().join("none.roam-part").exists());
@@ -192,10 +157,7 @@ async fn a_fetch_whose_every_local_address_is_down_gives_up_in_bounded_time() {
     for ip in ["127.0.0.1", "127.0.0.2"] {
         plan.status.set_down(ip.parse().unwrap(), true);
     }
-    let e = tokio::time::timeout(LIMIT, fetch(&plan, &out, |_| {}))
-        .await
-        .expect("bounded")
-        .unwrap_err();
+    let e = bounded(fetch(&plan, &out, |_| {})).await.unwrap_err();
     assert!(e.to_string().contains("no answer"), "{e}");
     assert!(!out.exists());
     task_a.abort();

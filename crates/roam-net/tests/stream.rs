@@ -4,28 +4,19 @@
 
 mod support;
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use roam_net::stream::{Listener, Stream, StreamConfig};
 use roam_net::{LocalSpec, NetError};
-use support::pattern;
+use support::{bounded, pattern};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-const LIMIT: Duration = Duration::from_secs(60);
 
 fn listen() -> (Listener, SocketAddr) {
     let local = LocalSpec::addr("127.0.0.1:0".parse().unwrap());
     let listener = Listener::bind(&[local], StreamConfig::default()).unwrap();
     let addr = listener.local_addr(0).unwrap();
     (listener, addr)
-}
-
-async fn bounded<T>(f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("the test took far longer than it needs")
 }
 
 /// Writes `data` and closes, while reading everything the peer sends; returns that.

@@ -2,20 +2,15 @@
 
 mod support;
 
-use roam_proto::tcp::{Event, State, TcpConfig};
-use support::{data, DropFilter, Impair, Pair};
+use roam_proto::tcp::{Event, SenderStats, State, TcpConfig};
+use support::{assert_received, data, DropFilter, Impair, Pair};
 
 #[test]
 fn clean_path_delivers_everything_and_closes_both_ends() {
     let mut p = Pair::new(TcpConfig::default(), 1);
     let d = data(300_000, 1);
     p.transfer(&d, 60.0);
-    assert!(
-        p.received == d,
-        "received {} of {} bytes (or corrupted)",
-        p.received.len(),
-        d.len()
-    );
+    assert_received(&p, &d);
     assert!(p.server_events.contains(&Event::Eof));
     assert_eq!(p.client.state(), State::Closed);
     assert_eq!(p.client.stats().sender.retransmitted_segments, 0);
@@ -29,12 +24,7 @@ fn lossy_path_with_sack_delivers_everything() {
     let d = data(200_000, 2);
     p.transfer(&d, 600.0);
     assert_eq!(p.received.len(), d.len());
-    assert!(
-        p.received == d,
-        "received {} of {} bytes (or corrupted)",
-        p.received.len(),
-        d.len()
-    );
+    assert_received(&p, &d);
     assert!(p.client.stats().sender.retransmitted_segments > 0);
 }
 
@@ -49,12 +39,7 @@ fn lossy_path_with_newreno_delivers_everything() {
     p.rev.loss = 0.03;
     let d = data(200_000, 3);
     p.transfer(&d, 600.0);
-    assert!(
-        p.received == d,
-        "received {} of {} bytes (or corrupted)",
-        p.received.len(),
-        d.len()
-    );
+    assert_received(&p, &d);
     assert!(!p.client.sack_enabled());
 }
 
@@ -79,12 +64,7 @@ fn reordering_duplication_and_blackout_preserve_the_stream() {
     };
     let d = data(400_000, 4);
     p.transfer(&d, 600.0);
-    assert!(
-        p.received == d,
-        "received {} of {} bytes (or corrupted)",
-        p.received.len(),
-        d.len()
-    );
+    assert_received(&p, &d);
 }
 
 #[test]
@@ -100,12 +80,7 @@ fn lost_syn_is_retransmitted() {
     }));
     let d = data(10_000, 5);
     p.transfer(&d, 30.0);
-    assert!(
-        p.received == d,
-        "received {} of {} bytes (or corrupted)",
-        p.received.len(),
-        d.len()
-    );
+    assert_received(&p, &d);
     assert!(
         p.now.as_secs_f64() > 1.0,
         "the SYN waited for the 1 s initial RTO"
@@ -167,24 +142,38 @@ fn fast_retransmit_repairs_a_single_loss_without_a_timeout() {
     }
 }
 
+/// A transfer of 100 000 bytes (bounded at `limit` s) with a window of three segments, SACK
+/// on or off, Limited Transmit on or off, over the pair `impair` leaves lossy; returns the
+/// sender's statistics and when the transfer ended.
+fn small_window_transfer(
+    (sack, limited_transmit): (bool, bool),
+    seed: u64,
+    limit: f64,
+    impair: impl Fn(&mut Pair),
+) -> (SenderStats, roam_proto::Time) {
+    let cfg = TcpConfig {
+        sack,
+        max_window_segments: 3,
+        limited_transmit,
+        ..TcpConfig::default()
+    };
+    let mut p = Pair::new(cfg, seed);
+    impair(&mut p);
+    let d = data(100_000, seed);
+    p.transfer(&d, limit);
+    assert!(p.received == d, "limited_transmit={limited_transmit}");
+    (p.client.stats().sender, p.now)
+}
+
 /// RFC 3042: with a window of three segments a loss yields only two duplicate ACKs, so
 /// NewReno without SACK waits for its retransmission timer; Limited Transmit sends a new
 /// segment on each of them, the third duplicate ACK arrives, and fast retransmit repairs it.
 #[test]
 fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
-    let run = |limited_transmit: bool| {
-        let cfg = TcpConfig {
-            sack: false,
-            max_window_segments: 3,
-            limited_transmit,
-            ..TcpConfig::default()
-        };
-        let mut p = Pair::new(cfg, 3);
-        p.drop_filter = Some(drop_nth_data_segment(30));
-        let d = data(100_000, 3);
-        p.transfer(&d, 60.0);
-        assert!(p.received == d, "limited_transmit={limited_transmit}");
-        (p.client.stats().sender, p.now)
+    let run = |limited_transmit| {
+        small_window_transfer((false, limited_transmit), 3, 60.0, |p| {
+            p.drop_filter = Some(drop_nth_data_segment(30));
+        })
     };
     let (without, slow) = run(false);
     assert_eq!(
@@ -201,19 +190,8 @@ fn limited_transmit_turns_a_small_window_timeout_into_a_fast_retransmit() {
 /// With SACK the option changes nothing: the pipe already discounts SACKed segments.
 #[test]
 fn limited_transmit_leaves_a_sack_connection_unchanged() {
-    let run = |limited_transmit: bool| {
-        let cfg = TcpConfig {
-            sack: true,
-            max_window_segments: 3,
-            limited_transmit,
-            ..TcpConfig::default()
-        };
-        let mut p = Pair::new(cfg, 5);
-        p.fwd.loss = 0.03;
-        let d = data(100_000, 5);
-        p.transfer(&d, 300.0);
-        assert!(p.received == d);
-        (p.client.stats().sender, p.now)
+    let run = |limited_transmit| {
+        small_window_transfer((true, limited_transmit), 5, 300.0, |p| p.fwd.loss = 0.03)
     };
     assert_eq!(run(false), run(true));
 }

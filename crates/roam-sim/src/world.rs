@@ -45,8 +45,9 @@ pub(crate) fn far_end(links: &[LinkSpec], l: usize, node: usize) -> usize {
 }
 
 impl Routing {
-    /// Assigns addresses and computes routes; fails on a routing loop among overrides.
-    pub(crate) fn compute(s: &Scenario) -> Result<Routing, String> {
+    /// Every host interface's address index, in node then interface order: each node's first
+    /// index (`addr_base`; a router gets the next host's) and each index's (host, iface).
+    fn addresses(s: &Scenario) -> (Vec<u32>, Vec<(u32, u32)>) {
         let mut addr_base = Vec::with_capacity(s.nodes.len());
         let mut owners = Vec::new();
         for (ni, n) in s.nodes.iter().enumerate() {
@@ -57,6 +58,12 @@ impl Routing {
                 }
             }
         }
+        (addr_base, owners)
+    }
+
+    /// Assigns addresses and computes routes; fails on a routing loop among overrides.
+    pub(crate) fn compute(s: &Scenario) -> Result<Routing, String> {
+        let (addr_base, owners) = Routing::addresses(s);
         let n_addr = owners.len();
         let n_routers = s
             .nodes
@@ -119,16 +126,7 @@ impl Routing {
     /// A routing with addresses but no routes (only used if a hand-built scenario is
     /// inconsistent; loaded scenarios always compute).
     pub(crate) fn empty(s: &Scenario) -> Routing {
-        let mut addr_base = Vec::with_capacity(s.nodes.len());
-        let mut owners = Vec::new();
-        for (ni, n) in s.nodes.iter().enumerate() {
-            addr_base.push(owners.len() as u32);
-            if n.kind == NodeKind::Host {
-                for k in 0..n.ifaces.len() {
-                    owners.push((ni as u32, k as u32));
-                }
-            }
-        }
+        let (addr_base, owners) = Routing::addresses(s);
         Routing {
             addr_base,
             owners,

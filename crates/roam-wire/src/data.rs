@@ -60,13 +60,7 @@ pub struct Data<'a> {
 impl<'a> Data<'a> {
     /// Decodes a whole datagram as data. Never panics.
     pub fn decode(bytes: &'a [u8]) -> Result<Data<'a>, DecodeError> {
-        let header = Header::decode(bytes)?;
-        if header.packet_type != PacketType::Data {
-            return Err(DecodeError::WrongPacketType {
-                expected: PacketType::Data,
-                found: header.packet_type,
-            });
-        }
+        let header = Header::decode_as(bytes, PacketType::Data)?;
         let mut r = Reader::at(bytes, HEADER_LEN);
         let seq = r.u64()?;
         let window = r.u64()?;

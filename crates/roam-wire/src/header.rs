@@ -128,6 +128,20 @@ impl Header {
         })
     }
 
+    /// [`Header::decode`], then checks that the packet is of type `expected`
+    /// ([`DecodeError::WrongPacketType`] otherwise): the first step of every packet type's
+    /// `decode`.
+    pub fn decode_as(bytes: &[u8], expected: PacketType) -> Result<Header, crate::DecodeError> {
+        let header = Header::decode(bytes)?;
+        if header.packet_type != expected {
+            return Err(DecodeError::WrongPacketType {
+                expected,
+                found: header.packet_type,
+            });
+        }
+        Ok(header)
+    }
+
     /// Appends the encoded header to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_bytes());

@@ -81,13 +81,7 @@ pub struct MediaReport {
 }
 
 fn check_header(bytes: &[u8], expected: PacketType) -> Result<Header, DecodeError> {
-    let h = Header::decode(bytes)?;
-    if h.packet_type != expected {
-        return Err(DecodeError::WrongPacketType {
-            expected,
-            found: h.packet_type,
-        });
-    }
+    let h = Header::decode_as(bytes, expected)?;
     let mut other = h.flags;
     other.remove(Flags::TOKEN);
     if other != Flags::default() {

@@ -49,13 +49,7 @@ impl PtcpHeader {
     /// Decodes the pTCP header at the front of `bytes`; returns it and the bytes after it
     /// (the pipe's segment). Never panics.
     pub fn decode(bytes: &[u8]) -> Result<(PtcpHeader, &[u8]), DecodeError> {
-        let header = Header::decode(bytes)?;
-        if header.packet_type != PacketType::Ptcp {
-            return Err(DecodeError::WrongPacketType {
-                expected: PacketType::Ptcp,
-                found: header.packet_type,
-            });
-        }
+        let header = Header::decode_as(bytes, PacketType::Ptcp)?;
         if header.flags != Flags::default() && header.flags != Flags::FIN {
             // pFIN is the only pTCP flag defined (the handshake extension will take another).
             return Err(DecodeError::FieldOutOfRange {

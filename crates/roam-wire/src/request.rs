@@ -117,13 +117,7 @@ impl<'a> Request<'a> {
 
     /// Decodes a whole datagram as a request. Never panics.
     pub fn decode(bytes: &'a [u8]) -> Result<Request<'a>, DecodeError> {
-        let header = Header::decode(bytes)?;
-        if header.packet_type != PacketType::Request {
-            return Err(DecodeError::WrongPacketType {
-                expected: PacketType::Request,
-                found: header.packet_type,
-            });
-        }
+        let header = Header::decode_as(bytes, PacketType::Request)?;
         let mut r = Reader::at(bytes, HEADER_LEN);
         let mode = r.u8()?;
         if mode & !RequestMode::ALL.0 != 0 {

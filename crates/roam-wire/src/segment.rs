@@ -156,13 +156,7 @@ pub struct Segment<'a> {
 impl<'a> Segment<'a> {
     /// Decodes a whole datagram as a segment. Never panics.
     pub fn decode(bytes: &'a [u8]) -> Result<Segment<'a>, DecodeError> {
-        let header = Header::decode(bytes)?;
-        if header.packet_type != PacketType::Segment {
-            return Err(DecodeError::WrongPacketType {
-                expected: PacketType::Segment,
-                found: header.packet_type,
-            });
-        }
+        let header = Header::decode_as(bytes, PacketType::Segment)?;
         // The fixed fields are checked once and read at their constant offsets.
         let Some((fixed, rest)) = bytes.split_first_chunk::<SEGMENT_FIXED_LEN>() else {
             return Err(truncated_fixed_field(bytes.len()));
@@ -440,13 +434,7 @@ mod tests {
     /// the same error on every input.
     fn decode_field_by_field(bytes: &[u8]) -> Result<Segment<'_>, DecodeError> {
         use crate::reader::Reader;
-        let header = Header::decode(bytes)?;
-        if header.packet_type != PacketType::Segment {
-            return Err(DecodeError::WrongPacketType {
-                expected: PacketType::Segment,
-                found: header.packet_type,
-            });
-        }
+        let header = Header::decode_as(bytes, PacketType::Segment)?;
         let mut r = Reader::at(bytes, HEADER_LEN);
         let seq = r.u64()?;
         let ack = r.u64()?;

@@ -9,10 +9,6 @@ use std::time::Duration;
 
 const ROAM: &str = env!("CARGO_BIN_EXE_roam");
 
-fn unavailable() -> Option<String> {
-    roam_emu::check_allowed().err().map(|e| e.to_string())
-}
-
 fn next() -> u32 {
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -25,17 +21,29 @@ struct Case {
 }
 
 impl Case {
-    fn new() -> Case {
+    /// A fresh case, or `None` (saying why the test is skipped) where the emulator cannot run.
+    fn new() -> Option<Case> {
+        if let Err(why) = roam_emu::check_allowed() {
+            eprintln!("skipped: {why}");
+            return None;
+        }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("links.toml"),
             "[[link]]\nname = \"p\"\nrate = \"10Mbps\"\ndelay = \"5ms\"\n",
         )
         .unwrap();
-        Case {
+        Some(Case {
             dir,
             names: Vec::new(),
-        }
+        })
+    }
+
+    /// `roam emu <the links file> ARGS`.
+    fn emu(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(ROAM);
+        c.arg("emu").arg(self.file()).args(args);
+        c
     }
 
     fn file(&self) -> PathBuf {
@@ -78,19 +86,15 @@ fn outer(case: &mut Case) -> String {
 
 #[test]
 fn the_commands_status_is_returned_and_everything_is_removed() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    let Some(mut case) = Case::new() else {
         return;
-    }
-    let mut case = Case::new();
+    };
     let out = outer(&mut case);
     let inner = case.name("emu");
     // The command sees the link: its peer answers through it (ping is not installed
     // everywhere; the outer address is reachable when its route is there).
-    let st = Command::new(ROAM)
-        .arg("emu")
-        .arg(case.file())
-        .args(["--netns", &inner, "--outer-netns", &out, "--"])
+    let st = case
+        .emu(&["--netns", &inner, "--outer-netns", &out, "--"])
         .args([
             "sh",
             "-c",
@@ -101,10 +105,8 @@ fn the_commands_status_is_returned_and_everything_is_removed() {
     assert_eq!(st.code(), Some(7));
     assert!(!exists(&inner), "the command's namespace is removed");
     // A failing command: roam emu fails with it and still cleans up.
-    let st = Command::new(ROAM)
-        .arg("emu")
-        .arg(case.file())
-        .args(["--netns", &inner, "--outer-netns", &out, "--", "false"])
+    let st = case
+        .emu(&["--netns", &inner, "--outer-netns", &out, "--", "false"])
         .status()
         .unwrap();
     assert_eq!(st.code(), Some(1));
@@ -113,16 +115,12 @@ fn the_commands_status_is_returned_and_everything_is_removed() {
 
 #[test]
 fn an_existing_namespace_is_refused() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    let Some(mut case) = Case::new() else {
         return;
-    }
-    let mut case = Case::new();
+    };
     let taken = outer(&mut case);
-    let out = Command::new(ROAM)
-        .arg("emu")
-        .arg(case.file())
-        .args(["--netns", &taken, "--", "true"])
+    let out = case
+        .emu(&["--netns", &taken, "--", "true"])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -133,17 +131,13 @@ fn an_existing_namespace_is_refused() {
 
 #[test]
 fn ctrl_c_stops_the_command_and_removes_everything() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    let Some(mut case) = Case::new() else {
         return;
-    }
-    let mut case = Case::new();
+    };
     let out = outer(&mut case);
     let inner = case.name("emu");
-    let mut child = Command::new(ROAM)
-        .arg("emu")
-        .arg(case.file())
-        .args([
+    let mut child = case
+        .emu(&[
             "--netns",
             &inner,
             "--outer-netns",

@@ -15,8 +15,13 @@ const ROAM: &str = env!("CARGO_BIN_EXE_roam");
 /// run left before that test looks.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn unavailable() -> Option<String> {
-    roam_emu::check_allowed().err().map(|e| e.to_string())
+/// Holds the serial lock for one test, or `None` (saying why) where the emulator cannot run.
+fn one_at_a_time() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Err(why) = roam_emu::check_allowed() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 fn repo() -> PathBuf {
@@ -175,42 +180,58 @@ fn as_os(v: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
     v.iter().map(|s| s.as_os_str()).collect()
 }
 
-#[test]
-fn emu_killed_with_sigkill_leaves_nothing_the_next_run_does_not_remove() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+/// `roam ARGS` (`args(dir)`, `dir` the test's folder), killed with SIGKILL once its namespaces
+/// (`ns(pid)`) hold processes: those die with it (the wrapped command, or the test bed's
+/// server and client), its TUN devices go with its descriptors, and the namespaces (left:
+/// SIGKILL gives no chance) are removed by the next run (or another roam starting meanwhile).
+fn assert_sigkill_leaves_nothing_the_next_run_does_not_remove(
+    args: fn(&Path) -> Vec<std::ffi::OsString>,
+    ns: impl Fn(u32) -> Vec<String>,
+) {
+    let Some(_one) = one_at_a_time() else {
         return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
-    let args = emu_args(dir.path());
-    let (mut g, inside, pid) = start(&as_os(&args), |p| vec![format!("rn{p}-emu")]);
-    let ns = g.names[0].clone();
+    let (mut g, inside, pid) = start(&as_os(&args(dir.path())), ns);
     let mut c = g.child.take().unwrap();
     c.kill().unwrap();
     let _ = c.wait();
-    // The wrapped command dies with roam; the TUN devices go with its descriptors.
     assert!(
         wait_for(5, || inside.iter().all(|p| !alive(*p))),
-        "still running in {ns}: {inside:?}"
+        "still running in {:?}: {inside:?}",
+        g.names
     );
     assert_eq!(tun_devices_of(pid), Vec::<String>::new());
-    // The namespace is left (SIGKILL gives no chance); the next run removes it.
-    // (Another roam starting meanwhile may be the one that removes it.)
     let err = next_run(dir.path());
+    for ns in &g.names {
+        assert!(
+            wait_for(10, || !exists(ns)),
+            "{ns} still there after the next run: {err}"
+        );
+    }
+}
+
+/// After a stopped run: its processes `inside` are gone, and so are its TUN devices.
+fn assert_processes_and_devices_gone(inside: &[u32], pid: u32) {
     assert!(
-        wait_for(10, || !exists(&ns)),
-        "{ns} still there after the next run: {err}"
+        wait_for(5, || inside.iter().all(|p| !alive(*p))),
+        "{inside:?}"
     );
+    assert_eq!(tun_devices_of(pid), Vec::<String>::new());
+}
+
+#[test]
+fn emu_killed_with_sigkill_leaves_nothing_the_next_run_does_not_remove() {
+    assert_sigkill_leaves_nothing_the_next_run_does_not_remove(emu_args, |p| {
+        vec![format!("rn{p}-emu")]
+    });
 }
 
 #[test]
 fn emu_stopped_with_sigterm_removes_everything_itself() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = one_at_a_time() else {
         return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let args = emu_args(dir.path());
     let (mut g, inside, pid) = start(&as_os(&args), |p| vec![format!("rn{p}-emu")]);
@@ -227,11 +248,7 @@ fn emu_stopped_with_sigterm_removes_everything_itself() {
         "{} still there after roam emu stopped",
         g.names[0]
     );
-    assert!(
-        wait_for(5, || inside.iter().all(|p| !alive(*p))),
-        "{inside:?}"
-    );
-    assert_eq!(tun_devices_of(pid), Vec::<String>::new());
+    assert_processes_and_devices_gone(&inside, pid);
 }
 
 fn testbed_args(out: &Path) -> Vec<std::ffi::OsString> {
@@ -255,39 +272,14 @@ fn testbed_ns(pid: u32) -> Vec<String> {
 
 #[test]
 fn testbed_killed_with_sigkill_leaves_nothing_the_next_run_does_not_remove() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let args = testbed_args(dir.path());
-    let (mut g, inside, pid) = start(&as_os(&args), testbed_ns);
-    let mut c = g.child.take().unwrap();
-    c.kill().unwrap();
-    let _ = c.wait();
-    // The server and the client die with the test bed.
-    assert!(
-        wait_for(5, || inside.iter().all(|p| !alive(*p))),
-        "still running: {inside:?}"
-    );
-    assert_eq!(tun_devices_of(pid), Vec::<String>::new());
-    let err = next_run(dir.path());
-    for ns in &g.names {
-        assert!(
-            wait_for(10, || !exists(ns)),
-            "{ns} still there after the next run: {err}"
-        );
-    }
+    assert_sigkill_leaves_nothing_the_next_run_does_not_remove(testbed_args, testbed_ns);
 }
 
 #[test]
 fn testbed_stopped_with_sigterm_removes_everything_and_fails() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: {why}");
+    let Some(_one) = one_at_a_time() else {
         return;
-    }
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let args = testbed_args(dir.path());
     let (mut g, inside, pid) = start(&as_os(&args), testbed_ns);
@@ -302,9 +294,5 @@ fn testbed_stopped_with_sigterm_removes_everything_and_fails() {
     for ns in &g.names {
         assert!(!exists(ns), "{ns}: {err}");
     }
-    assert!(
-        wait_for(5, || inside.iter().all(|p| !alive(*p))),
-        "{inside:?}"
-    );
-    assert_eq!(tun_devices_of(pid), Vec::<String>::new());
+    assert_processes_and_devices_gone(&inside, pid);
 }

@@ -7,58 +7,14 @@
 //! `--give-up-after 5` the same outage ends the download with that message. Root only (skipped with a message elsewhere); the
 //! namespaces are removed by a guard, also on failure; every wait is bounded.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
+mod common;
+use common::netns::{output_within, wait_for_size, Bed};
+use common::pattern;
 
 /// How long the path is dark.
 const OUTAGE: Duration = Duration::from_secs(15);
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns.sh")
-}
-
-/// Why the bed cannot run here, if it cannot.
-fn unavailable() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not root".into());
-    }
-    let probe = format!("rn{}probe", std::process::id() % 10_000);
-    let ok = Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-    (!ok).then(|| "`ip netns add` failed".into())
-}
-
-/// The namespaces and the processes in them; all removed on drop.
-struct Bed {
-    prefix: String,
-    children: Vec<Child>,
-}
-
-impl Drop for Bed {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = Command::new("bash")
-            .arg(script())
-            .args(["down", &self.prefix])
-            .status();
-    }
-}
-
-fn ip(args: &[&str]) {
-    let st = Command::new("ip").args(args).status().unwrap();
-    assert!(st.success(), "ip {args:?}");
-}
 
 /// What a download through an outage must end with.
 enum Expect {
@@ -73,79 +29,35 @@ enum Expect {
 /// the router's side of the mobile link down for [`OUTAGE`] once 1 MiB has arrived, brings it
 /// back, and checks the outcome, bounded at 60 s after the path is back.
 fn through_an_outage(tag: u32, servers: &[u8], args: &[&str], expect: Expect) {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: the namespace test bed needs root and ip netns ({why})");
+    let data = pattern(8 << 20);
+    let Some(bed) = Bed::up(tag, "20mbit") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut bed = Bed {
-        prefix: format!("rn{}{tag}", std::process::id() % 10_000),
-        children: Vec::new(),
     };
-    let st = Command::new("bash")
-        .arg(script())
-        .args(["up", &bed.prefix, "20mbit"])
-        .status()
-        .unwrap();
-    assert!(st.success(), "netns.sh up failed");
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
-    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i * 31 % 251) as u8).collect();
-    std::fs::write(srv.join("f"), &data).unwrap();
-    let ns = |n: &str| format!("{}-{n}", bed.prefix);
-    for s in servers {
-        let server = Command::new("ip")
-            .args(["netns", "exec", &ns(&format!("s{s}")), ROAM, "serve"])
-            .arg(&srv)
-            .args(["--listen", &format!("10.77.{}.2:7000", s + 2)])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        bed.children.push(server);
+    let mut bed = bed.with_file(&data);
+    for &s in servers {
+        bed.serve(s);
     }
     std::thread::sleep(Duration::from_millis(300));
 
-    let out = dir.path().join("o");
-    let get = Command::new("ip")
-        .args(["netns", "exec", &ns("m"), ROAM, "get", "f"])
-        .args(["--via", "10.77.1.2", "--stall", "1"])
-        .args(args)
-        .args(["--quiet", "--format", "json", "-o"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    bed.children.push(get);
-    let part = dir.path().join("o.roam-part");
-    for _ in 0..3000 {
-        if std::fs::metadata(&part).is_ok_and(|m| m.len() >= 1 << 20) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let (router, link) = (ns("r"), format!("{}ra", bed.prefix));
-    ip(&["-n", &router, "link", "set", &link, "down"]);
+    let out = bed.dir.path().join("o");
+    let get = bed.get(
+        &[&["f", "--via", "10.77.1.2", "--stall", "1"], args].concat(),
+        &out,
+    );
+    let part = bed.dir.path().join("o.roam-part");
+    wait_for_size(&part, 1 << 20);
+    let (router, link) = (bed.ns("r"), format!("{}ra", bed.prefix));
+    bed.ip(&["-n", &router, "link", "set", &link, "down"]);
     std::thread::sleep(OUTAGE);
-    ip(&["-n", &router, "link", "set", &link, "up"]);
+    bed.ip(&["-n", &router, "link", "set", &link, "up"]);
 
     // Bounded: 60 s after the path is back.
-    let mut get = bed.children.pop().unwrap();
-    let mut status = None;
-    for _ in 0..600 {
-        if let Some(s) = get.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let Some(status) = status else {
-        let _ = get.kill();
-        let _ = get.wait();
-        panic!("roam get did not finish within 60 s of the path coming back");
-    };
-    let o = get.wait_with_output().unwrap();
+    let o = output_within(
+        get,
+        Duration::from_secs(60),
+        "roam get after the path came back",
+    );
+    let status = o.status;
     let err = String::from_utf8_lossy(&o.stderr);
     match expect {
         Expect::Intact => {

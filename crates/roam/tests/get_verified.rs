@@ -9,12 +9,13 @@
 //! namespaces are removed by guards, also on failure.
 
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{serve, Guard, ROAM};
+use common::netns::{output_within, server_addr, wait_for_size, Bed};
+use common::{serve, ROAM};
 
 fn data(len: usize) -> Vec<u8> {
     (0..len)
@@ -104,104 +105,30 @@ fn metadata_is_cross_checked_between_mirrors() {
     assert_eq!(dropped(&o).first().map(|d| d.0.clone()), Some(b.clone()));
 }
 
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns.sh")
-}
-
-/// Why the namespace bed cannot run here, if it cannot.
-fn unavailable() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not root".into());
-    }
-    let probe = format!("rn{}vprobe", std::process::id() % 10_000);
-    let ok = Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-    (!ok).then(|| "`ip netns add` failed".into())
-}
-
-/// The namespaces and the processes in them; all removed on drop.
-struct Bed {
-    prefix: String,
-    children: Vec<Guard>,
-}
-
-impl Drop for Bed {
-    fn drop(&mut self) {
-        self.children.clear();
-        let _ = Command::new("bash")
-            .arg(script())
-            .args(["down", &self.prefix])
-            .status();
-    }
-}
-
 #[test]
 fn a_mirror_whose_file_changes_mid_transfer_is_found_out_and_dropped() {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: the namespace test bed needs root and ip netns ({why})");
+    let Some(mut bed) = Bed::up(4, "") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let mut bed = Bed {
-        prefix: format!("rn{}4", std::process::id() % 10_000),
-        children: Vec::new(),
     };
-    let up = |args: &[&str]| {
-        let st = Command::new("bash")
-            .arg(script())
-            .args(args)
-            .status()
-            .unwrap();
-        assert!(st.success(), "netns.sh {args:?} failed");
-    };
-    up(&["up", &bed.prefix]);
     // Each mirror's own link at 8 Mb/s: 8 MiB take seconds.
-    up(&["shape", &bed.prefix, "s1", "8mbit"]);
-    up(&["shape", &bed.prefix, "s2", "8mbit"]);
+    bed.shape("s1", "8mbit");
+    bed.shape("s2", "8mbit");
     let good = data(8 << 20);
     let mirror = |n: u8| {
-        let d = dir.path().join(format!("srv{n}"));
+        let d = bed.dir.path().join(format!("srv{n}"));
         std::fs::create_dir(&d).unwrap();
         std::fs::write(d.join("f"), &good).unwrap();
         d
     };
-    let ns = |n: &str| format!("{}-{n}", bed.prefix);
-    let srv2 = mirror(2);
-    for (n, d) in [(1u8, mirror(1)), (2, srv2.clone())] {
-        let child = Command::new("ip")
-            .args(["netns", "exec", &ns(&format!("s{n}")), ROAM, "serve"])
-            .arg(&d)
-            .args(["--listen", &format!("10.77.{}.2:7000", n + 2)])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        bed.children.push(Guard(child));
-    }
+    let (srv1, srv2) = (mirror(1), mirror(2));
+    bed.serve_dir(1, &srv1);
+    bed.serve_dir(2, &srv2);
     std::thread::sleep(Duration::from_millis(300));
 
-    let out = dir.path().join("o");
-    let get = Command::new("ip")
-        .args(["netns", "exec", &ns("m"), ROAM, "get", "f"])
-        .args(["--server", "10.77.3.2:7000", "--server", "10.77.4.2:7000"])
-        .args(["--via", "10.77.1.2", "--quiet", "--format", "json", "-o"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let part = dir.path().join("o.roam-part");
-    for _ in 0..3000 {
-        if std::fs::metadata(&part).is_ok_and(|m| m.len() >= 1 << 20) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let out = bed.dir.path().join("o");
+    let servers = ["--server", &server_addr(1), "--server", &server_addr(2)];
+    let get = bed.get(&[&["f", "--via", "10.77.1.2"], &servers[..]].concat(), &out);
+    wait_for_size(&bed.dir.path().join("o.roam-part"), 1 << 20);
     // Mirror 2's file changes in place (same inode, same length) from 3 MiB on.
     let changed = corrupted(&good, 3 << 20);
     let f = std::fs::OpenOptions::new()
@@ -211,31 +138,16 @@ fn a_mirror_whose_file_changes_mid_transfer_is_found_out_and_dropped() {
     f.write_all_at(&changed[3 << 20..], 3 << 20).unwrap();
     drop(f);
 
-    let mut get = Guard(get);
-    let mut done = false;
-    for _ in 0..1200 {
-        if get.0.try_wait().unwrap().is_some() {
-            done = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(done, "roam get did not finish within 60 s");
-    let mut stdout = Vec::new();
-    let mut stderr = String::new();
-    std::io::Read::read_to_end(&mut get.0.stdout.take().unwrap(), &mut stdout).unwrap();
-    std::io::Read::read_to_string(&mut get.0.stderr.take().unwrap(), &mut stderr).unwrap();
-    let status = get.0.wait().unwrap();
-    assert!(status.success(), "roam get failed: {stderr}");
+    let o = output_within(get, Duration::from_secs(60), "roam get");
+    assert!(
+        o.status.success(),
+        "roam get failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(std::fs::read(&out).unwrap() == good, "content differs");
-    let o = Output {
-        status,
-        stdout,
-        stderr: Vec::new(),
-    };
     let d = dropped(&o);
     eprintln!("{}", String::from_utf8_lossy(&o.stdout));
     assert_eq!(d.len(), 1, "one mirror dropped: {d:?}");
-    assert_eq!(d[0].0, "10.77.4.2:7000");
+    assert_eq!(d[0].0, server_addr(2));
     assert!(d[0].1.contains("fail verification"), "{d:?}");
 }

@@ -27,11 +27,8 @@ fn data(len: usize) -> Vec<u8> {
 
 #[test]
 fn get_over_tcp_moves_a_multi_megabyte_file_intact() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes = data(5 << 20);
-    std::fs::write(srv.join("f.bin"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f.bin", &bytes);
     let served = serve(&srv);
     let out = dir.path().join("copy.bin");
     let o = Command::new(ROAM)
@@ -56,11 +53,8 @@ fn get_over_tcp_moves_a_multi_megabyte_file_intact() {
 
 #[test]
 fn get_over_two_servers_and_two_vias_runs_r2cp_and_reports_each_pipe() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes = data(6 << 20);
-    std::fs::write(srv.join("f.bin"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f.bin", &bytes);
     let (a, b) = (serve(&srv), serve(&srv));
     for (scheme, name) in [("r2cp", "r2cp"), ("r2cp-s", "r2cp-s"), ("apps", "apps")] {
         let out = dir.path().join(format!("copy-{scheme}"));
@@ -174,11 +168,8 @@ fn names_that_do_not_fit_or_would_be_refused_are_refused_here_never_cut() {
 
 #[test]
 fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes = data(300_000);
-    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f", &bytes);
     let served = serve(&srv);
     let out = dir.path().join("copy");
     for protocol in ["rcp", "tcp"] {
@@ -248,11 +239,8 @@ fn link_facts_are_accepted_and_bad_ones_are_usage_errors() {
 /// item 8: before, 6 of 80 TCP-like gets failed with "nothing arrived for 3.0 s").
 #[test]
 fn twenty_concurrent_clients_all_get_their_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes = data(1 << 20);
-    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f", &bytes);
     let served = serve(&srv);
     for protocol in ["tcp", "rcp"] {
         let clients: Vec<_> = (0..20)
@@ -298,11 +286,8 @@ fn twenty_concurrent_clients_all_get_their_files() {
 /// fetched (issue 28: a lying mirror cannot substitute the metadata too).
 #[test]
 fn a_pinned_digest_refuses_metadata_that_disagrees() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes = data(300_000);
-    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f", &bytes);
     let served = serve(&srv);
     let out = dir.path().join("copy");
     let good = blake3::hash(&bytes).to_hex().to_string();

@@ -6,166 +6,22 @@
 //! says why it skipped and passes. Every namespace is removed by a guard, also on failure.
 //! Waits are bounded by counts and generous limits; nothing asserts on speed.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
-const ROAM: &str = env!("CARGO_BIN_EXE_roam");
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns.sh")
-}
-
-/// Why the test bed cannot run here, if it cannot.
-fn unavailable() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not root".into());
-    }
-    // One name per call: tests run in parallel, and one's `del` must not remove another's.
-    static PROBES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let probe = format!("roamprobe{}x{n}", std::process::id());
-    let ok = Command::new("ip")
-        .args(["netns", "add", &probe])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let _ = Command::new("ip").args(["netns", "del", &probe]).status();
-    (!ok).then(|| "`ip netns add` failed (no iproute2 or no namespace support)".into())
-}
-
-/// The namespaces and the processes in them; all removed on drop.
-struct Bed {
-    prefix: String,
-    children: Vec<Child>,
-    dir: tempfile::TempDir,
-}
-
-impl Bed {
-    fn up(tag: u32, rate: &str) -> Bed {
-        let prefix = format!("rn{}{tag}", std::process::id() % 10_000);
-        let bed = Bed {
-            prefix,
-            children: Vec::new(),
-            dir: tempfile::tempdir().unwrap(),
-        };
-        let st = Command::new("bash")
-            .arg(script())
-            .args(["up", &bed.prefix, rate])
-            .status()
-            .unwrap();
-        assert!(st.success(), "netns.sh up failed");
-        bed
-    }
-
-    fn ns(&self, name: &str) -> String {
-        format!("{}-{name}", self.prefix)
-    }
-
-    /// Starts `roam serve` in server namespace `s` (1 or 2); returns its index in `children`.
-    fn serve(&mut self, s: u8) -> usize {
-        let addr = format!("10.77.{}.2:7000", s + 2);
-        let child = Command::new("ip")
-            .args(["netns", "exec", &self.ns(&format!("s{s}")), ROAM, "serve"])
-            .arg(self.dir.path().join("srv"))
-            .args(["--listen", &addr])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.children.push(child);
-        self.children.len() - 1
-    }
-
-    /// Starts `roam get` in the mobile namespace.
-    fn get(&self, args: &[&str], out: &Path) -> Child {
-        Command::new("ip")
-            .args(["netns", "exec", &self.ns("m"), ROAM, "get"])
-            .args(args)
-            .arg("-o")
-            .arg(out)
-            .args(["--format", "json", "--quiet"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    /// A tbf rate on one link (`scripts/netns.sh shape`): a, b (router → mobile), s1, s2
-    /// (server → router).
-    fn shape(&self, link: &str, rate: &str) {
-        self.shape_with_queue(link, rate, "");
-    }
-
-    /// [`Bed::shape`] with a tbf queue of `limit` bytes (e.g. `750kb`: a deep buffer).
-    fn shape_with_queue(&self, link: &str, rate: &str, limit: &str) {
-        let st = Command::new("bash")
-            .arg(script())
-            .args(["shape", &self.prefix, link, rate, limit])
-            .status()
-            .unwrap();
-        assert!(st.success(), "netns.sh shape {link} {rate} {limit} failed");
-    }
-
-    fn ip(&self, args: &[&str]) {
-        let st = Command::new("ip").args(args).status().unwrap();
-        assert!(st.success(), "ip {args:?}");
-    }
-}
-
-impl Drop for Bed {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        let _ = Command::new("bash")
-            .arg(script())
-            .args(["down", &self.prefix])
-            .status();
-    }
-}
-
-fn pattern(len: usize) -> Vec<u8> {
-    let mut x: u32 = 0x9e37_79b9;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
-}
+mod common;
+use common::netns::{output_within, wait_for_size, Bed};
+use common::pattern;
 
 /// Sets up a bed with a served file of `len` bytes.
 fn bed_with_file(tag: u32, rate: &str, len: usize) -> Option<(Bed, Vec<u8>)> {
-    if let Some(why) = unavailable() {
-        eprintln!("skipped: the namespace test bed needs root and ip netns ({why})");
-        return None;
-    }
-    let bed = Bed::up(tag, rate);
     let data = pattern(len);
-    std::fs::create_dir_all(bed.dir.path().join("srv")).unwrap();
-    std::fs::write(bed.dir.path().join("srv/f"), &data).unwrap();
-    Some((bed, data))
+    Some((Bed::up(tag, rate)?.with_file(&data), data))
 }
 
-/// Waits (bounded) until `path` holds at least `n` bytes.
-fn wait_for_size(path: &Path, n: u64) {
-    for _ in 0..3000 {
-        if std::fs::metadata(path).is_ok_and(|m| m.len() >= n) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("{} never reached {n} bytes", path.display());
-}
-
-/// Waits (bounded) for `roam get` and returns its output.
-fn finish(child: Child) -> Output {
-    let out = child.wait_with_output().unwrap();
+/// Waits (bounded: 2 min) for `roam get`; it must succeed; returns its output.
+fn finish(child: std::process::Child) -> Output {
+    let out = output_within(child, Duration::from_secs(120), "roam get");
     assert!(
         out.status.success(),
         "roam get failed: {}",
@@ -210,9 +66,10 @@ fn goodput(out: &Output, what: &str) -> f64 {
     g
 }
 
-#[test]
-fn a_file_arrives_intact_over_each_interface() {
-    let Some((mut bed, data)) = bed_with_file(1, "100mbit", 4 << 20) else {
+/// Test bed `tag` (100 Mbit/s links), both servers up: a 4 MB file arrives intact over each
+/// interface from the server behind it, `roam get` run with `extra(via)` arguments.
+fn assert_intact_over_each_interface(tag: u32, extra: impl Fn(&str) -> Vec<String>) {
+    let Some((mut bed, data)) = bed_with_file(tag, "100mbit", 4 << 20) else {
         return;
     };
     bed.serve(1);
@@ -223,9 +80,17 @@ fn a_file_arrives_intact_over_each_interface() {
         ("10.77.2.2", "10.77.4.2:7000"),
     ] {
         let out = bed.dir.path().join(format!("o-{via}"));
-        finish(bed.get(&["f", "--server", server, "--via", via], &out));
+        let extra = extra(via);
+        let mut args = vec!["f", "--server", server, "--via", via];
+        args.extend(extra.iter().map(String::as_str));
+        finish(bed.get(&args, &out));
         assert!(std::fs::read(&out).unwrap() == data, "via {via}");
     }
+}
+
+#[test]
+fn a_file_arrives_intact_over_each_interface() {
+    assert_intact_over_each_interface(1, |_| Vec::new());
 }
 
 #[test]
@@ -282,7 +147,7 @@ fn assert_a_get_survives_its_server_being_killed(id: u32, extra: &[&str]) {
     ];
     let child = bed.get(&[&args[..], extra].concat(), &out);
     wait_for_size(&bed.dir.path().join("o.roam-part"), 2 << 20);
-    bed.children[first].kill().unwrap();
+    bed.children[first].0.kill().unwrap();
     let res = finish(child);
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
     assert!(switches(&res) >= 1);
@@ -295,22 +160,12 @@ fn killing_the_server_in_use_does_not_stop_the_transfer() {
 
 #[test]
 fn a_file_arrives_intact_over_tcp_on_each_interface_with_link_facts() {
-    let Some((mut bed, data)) = bed_with_file(4, "100mbit", 4 << 20) else {
-        return;
-    };
-    bed.serve(1);
-    bed.serve(2);
-    std::thread::sleep(Duration::from_millis(300));
-    for (via, server) in [
-        ("10.77.1.2", "10.77.3.2:7000"),
-        ("10.77.2.2", "10.77.4.2:7000"),
-    ] {
-        let out = bed.dir.path().join(format!("o-{via}"));
+    assert_intact_over_each_interface(4, |via| {
         let link = format!("{via}:pw=0.01,dw=20ms,bw=100Mbps");
-        let args = ["f", "--server", server, "--via", via, "--protocol", "tcp"];
-        finish(bed.get(&[&args[..], &["--link", &link]].concat(), &out));
-        assert!(std::fs::read(&out).unwrap() == data, "via {via}");
-    }
+        ["--protocol", "tcp", "--link", &link]
+            .map(str::to_owned)
+            .to_vec()
+    });
 }
 
 #[test]
@@ -318,62 +173,77 @@ fn killing_the_server_in_use_restarts_a_tcp_get_on_the_next_server() {
     assert_a_get_survives_its_server_being_killed(5, &["--protocol", "tcp"]);
 }
 
-#[test]
-fn a_file_over_two_interfaces_arrives_intact_and_faster_than_over_the_faster_one() {
-    let len = 6 << 20;
-    let Some((mut bed, data)) = bed_with_file(6, "", len) else {
+/// Test bed `tag`: the links `fast` and `slow` shaped to [`FAST_MBIT`] and half that, the
+/// servers `servers` up; a 6 MB `roam get ARGS` must arrive intact, every path named by
+/// `key` (`via` or `server`) and one of `prefixes` must have carried data, and the aggregate
+/// goodput must beat 1.2 × the faster link's rate.
+fn assert_aggregated(
+    tag: u32,
+    (fast, slow): (&str, &str),
+    servers: &[u8],
+    args: &[&str],
+    (key, prefixes): (&str, [&str; 2]),
+) {
+    let Some((mut bed, data)) = bed_with_file(tag, "", 6 << 20) else {
         return;
     };
-    bed.shape("a", &format!("{FAST_MBIT}mbit"));
-    bed.shape("b", &format!("{}mbit", FAST_MBIT / 2.0));
-    bed.serve(1);
+    bed.shape(fast, &format!("{FAST_MBIT}mbit"));
+    bed.shape(slow, &format!("{}mbit", FAST_MBIT / 2.0));
+    for &s in servers {
+        bed.serve(s);
+    }
     std::thread::sleep(Duration::from_millis(300));
     let out = bed.dir.path().join("o");
-    let args = ["f", "--server", "10.77.3.2:7000"];
-    let res = finish(bed.get(
-        &[&args[..], &["--via", "10.77.1.2", "--via", "10.77.2.2"]].concat(),
-        &out,
-    ));
+    let res = finish(bed.get(&[&["f"], args].concat(), &out));
     assert!(std::fs::read(&out).unwrap() == data, "content differs");
-    let both = goodput(&res, "two interfaces");
-    assert!(delivered(&res, "via", "10.77.1.2") > 0);
-    assert!(delivered(&res, "via", "10.77.2.2") > 0);
+    let both = goodput(&res, &format!("two {key}s"));
+    for prefix in prefixes {
+        assert!(
+            delivered(&res, key, prefix) > 0,
+            "nothing via {key} {prefix}"
+        );
+    }
     assert!(
         both > 1.2 * FAST_MBIT,
-        "aggregate {both:.2} Mb/s is not above 1.2 × the faster link's {FAST_MBIT} Mb/s"
+        "aggregate {both:.2} Mb/s is not above 1.2 × the faster {key}'s {FAST_MBIT} Mb/s"
+    );
+}
+
+#[test]
+fn a_file_over_two_interfaces_arrives_intact_and_faster_than_over_the_faster_one() {
+    // The mobile host's two links are the bottlenecks.
+    assert_aggregated(
+        6,
+        ("a", "b"),
+        &[1],
+        &[
+            "--server",
+            "10.77.3.2:7000",
+            "--via",
+            "10.77.1.2",
+            "--via",
+            "10.77.2.2",
+        ],
+        ("via", ["10.77.1.2", "10.77.2.2"]),
     );
 }
 
 #[test]
 fn two_mirrors_are_aggregated() {
-    let len = 6 << 20;
-    let Some((mut bed, data)) = bed_with_file(7, "", len) else {
-        return;
-    };
     // The servers' own links are the bottlenecks: 8 and 4 Mb/s.
-    bed.shape("s1", &format!("{FAST_MBIT}mbit"));
-    bed.shape("s2", &format!("{}mbit", FAST_MBIT / 2.0));
-    bed.serve(1);
-    bed.serve(2);
-    std::thread::sleep(Duration::from_millis(300));
-    let out = bed.dir.path().join("o");
-    let args = [
-        "f",
-        "--server",
-        "10.77.3.2:7000",
-        "--server",
-        "10.77.4.2:7000",
-        "--via",
-        "10.77.1.2",
-    ];
-    let res = finish(bed.get(&args, &out));
-    assert!(std::fs::read(&out).unwrap() == data, "content differs");
-    let both = goodput(&res, "two mirrors");
-    assert!(delivered(&res, "server", "10.77.3.2") > 0);
-    assert!(delivered(&res, "server", "10.77.4.2") > 0);
-    assert!(
-        both > 1.2 * FAST_MBIT,
-        "aggregate {both:.2} Mb/s is not above 1.2 × the faster mirror's {FAST_MBIT} Mb/s"
+    assert_aggregated(
+        7,
+        ("s1", "s2"),
+        &[1, 2],
+        &[
+            "--server",
+            "10.77.3.2:7000",
+            "--server",
+            "10.77.4.2:7000",
+            "--via",
+            "10.77.1.2",
+        ],
+        ("server", ["10.77.3.2", "10.77.4.2"]),
     );
 }
 

@@ -100,11 +100,8 @@ fn flood(server: SocketAddr) -> usize {
 
 #[test]
 fn a_flood_from_many_ports_of_one_host_leaves_room_for_another_host() {
-    let dir = tempfile::tempdir().unwrap();
-    let srv = dir.path().join("srv");
-    std::fs::create_dir(&srv).unwrap();
     let bytes: Vec<u8> = (0..1_000_000u32).map(|i| (i % 253) as u8).collect();
-    std::fs::write(srv.join("f"), &bytes).unwrap();
+    let (dir, srv) = common::srv_with("f", &bytes);
     let (_server, addr) = serve(&srv);
 
     let accepted = flood(addr);

@@ -12,13 +12,14 @@ mod classify;
 mod facts;
 mod facts_tcp;
 mod friendliness;
+mod grid;
 mod lossy;
 mod rate;
 mod validation;
 
 use roam_sim::result::RunResult;
 
-use crate::runner::{run_jobs, Job};
+use crate::runner::run_jobs;
 use crate::template::Template;
 use crate::{Ctx, Experiment, LabError, Report};
 
@@ -88,10 +89,7 @@ fn run_all(
 ) -> Result<Vec<RunResult>, LabError> {
     let mut jobs = Vec::with_capacity(sets.len());
     for (label, params) in sets {
-        jobs.push(Job {
-            scenario: t.build(&label, &params)?,
-            label,
-        });
+        jobs.push(t.job(label, &params)?);
     }
     run_jobs(jobs, ctx.progress)
 }

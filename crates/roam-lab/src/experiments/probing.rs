@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::chart::{self, Axes, Series};
 use crate::claims::Evidence;
 use crate::report::{num, Cell, Col};
-use crate::runner::{run_jobs, Job};
+use crate::runner::run_jobs;
 use crate::stats::Estimate;
 use crate::template::Template;
 use crate::{Claim, Ctx, Experiment, LabError, Report};
@@ -144,10 +144,7 @@ impl Experiment for Probing {
                             ("run.seed", seed.to_string()),
                         ];
                         let label = format!("{} per={per} {pname} seed={seed}", t.id);
-                        jobs.push(Job {
-                            scenario: templates[ti].build(&label, &params)?,
-                            label,
-                        });
+                        jobs.push(templates[ti].job(label, &params)?);
                     }
                 }
             }
@@ -276,9 +273,7 @@ impl Experiment for Probing {
             report.image(&title, &file);
             series_files.push(file);
         }
-        for c in claims(&cells) {
-            report.claim(c);
-        }
+        report.extend(claims(&cells));
         let mut slower = Vec::new();
         for (ti, t) in TABLES.iter().enumerate() {
             for (pi, per) in PERS.iter().enumerate() {

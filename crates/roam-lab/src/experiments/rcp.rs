@@ -12,7 +12,7 @@ mod satellite;
 use roam_sim::result::{FlowResult, RunResult};
 
 use crate::claims::Verdict;
-use crate::runner::{run_jobs, Job};
+use crate::runner::run_jobs;
 use crate::stats::Estimate;
 use crate::template::Template;
 use crate::{Ctx, Experiment, LabError, Report};
@@ -179,10 +179,7 @@ fn run_all(
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        jobs.push(Job {
-            scenario: t.build(&label, &params)?,
-            label,
-        });
+        jobs.push(t.job(label, &params)?);
     }
     run_jobs(jobs, ctx.progress)
 }

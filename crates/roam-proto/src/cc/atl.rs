@@ -265,14 +265,21 @@ mod tests {
         assert!((f.p - 3.0 / 105.0).abs() < 1e-9, "{}", f.p);
     }
 
-    #[test]
-    fn wireless_hop_raises_alpha_and_beta() {
+    /// A controller (1000-byte segments, initial window 10) with a 120 ms RTT, told of a
+    /// wireless hop (2 % loss, 50 ms), that has had 500 kB delivered in slow start.
+    fn in_slow_start_on_a_wireless_hop() -> TcpAtl {
         let mut cc = TcpAtl::new(1000, 10);
         for _ in 0..10 {
             cc.on_rtt_sample(Time::ZERO, Duration::from_millis(120), Duration::ZERO);
         }
         cc.on_local_link(Time::ZERO, &wireless(0.02, 50));
         cc.on_delivered(&delivered(1, 500_000, 0, false));
+        cc
+    }
+
+    #[test]
+    fn wireless_hop_raises_alpha_and_beta() {
+        let mut cc = in_slow_start_on_a_wireless_hop();
         cc.on_loss(&loss(2, 40_000));
         cc.on_recovery_end(Time::from_millis(3));
         cc.on_delivered(&delivered(3, 1000, 0, false));
@@ -286,12 +293,7 @@ mod tests {
 
     #[test]
     fn loss_ending_slow_start_halves_even_on_a_wireless_hop() {
-        let mut cc = TcpAtl::new(1000, 10);
-        for _ in 0..10 {
-            cc.on_rtt_sample(Time::ZERO, Duration::from_millis(120), Duration::ZERO);
-        }
-        cc.on_local_link(Time::ZERO, &wireless(0.02, 50));
-        cc.on_delivered(&delivered(1, 500_000, 0, false));
+        let mut cc = in_slow_start_on_a_wireless_hop();
         // Still in slow start (no ssthresh yet): TCP's ½, whatever β the hop calls for.
         cc.on_loss(&loss(2, 40_000));
         assert_eq!(cc.window(), 20_000);

@@ -189,28 +189,25 @@ mod tests {
         t_us / 1000
     }
 
+    /// A controller (1000-byte segments, an initial window of one) that has measured an RTT
+    /// of `rtt` and then seen `bytes_per_sec` delivered for `secs` seconds from time 0.
+    fn measured(rtt: Duration, bytes_per_sec: u64, secs: u64) -> Westwood {
+        let mut cc = Westwood::new(1000, 1);
+        cc.on_rtt_sample(Time::ZERO, rtt, rtt);
+        feed_rate(&mut cc, 0, bytes_per_sec, secs);
+        cc
+    }
+
     #[test]
     fn estimate_converges_to_the_ack_rate() {
-        let mut cc = Westwood::new(1000, 1);
-        cc.on_rtt_sample(
-            Time::ZERO,
-            Duration::from_millis(100),
-            Duration::from_millis(100),
-        );
-        feed_rate(&mut cc, 0, 500_000, 20);
+        let cc = measured(Duration::from_millis(100), 500_000, 20);
         let bwe = cc.bandwidth_estimate();
         assert!((bwe - 500_000.0).abs() < 25_000.0, "bwe {bwe}");
     }
 
     #[test]
     fn loss_sets_ssthresh_to_estimate_times_min_rtt() {
-        let mut cc = Westwood::new(1000, 1);
-        cc.on_rtt_sample(
-            Time::ZERO,
-            Duration::from_millis(100),
-            Duration::from_millis(100),
-        );
-        feed_rate(&mut cc, 0, 500_000, 20);
+        let mut cc = measured(Duration::from_millis(100), 500_000, 20);
         let bwe = cc.bandwidth_estimate();
         cc.on_loss(&loss(1_000_000));
         let expected = (bwe * 0.1) as u64;
@@ -224,13 +221,7 @@ mod tests {
 
     #[test]
     fn timeout_collapses_to_one_segment_with_bdp_ssthresh() {
-        let mut cc = Westwood::new(1000, 1);
-        cc.on_rtt_sample(
-            Time::ZERO,
-            Duration::from_millis(200),
-            Duration::from_millis(200),
-        );
-        feed_rate(&mut cc, 0, 250_000, 20);
+        let mut cc = measured(Duration::from_millis(200), 250_000, 20);
         cc.on_timeout(Time::ZERO, 10_000);
         assert_eq!(cc.window(), 1000);
         assert!(cc.ssthresh() > 40_000, "ssthresh {}", cc.ssthresh());
@@ -257,13 +248,7 @@ mod tests {
 
     #[test]
     fn ssthresh_never_below_two_segments() {
-        let mut cc = Westwood::new(1000, 1);
-        cc.on_rtt_sample(
-            Time::ZERO,
-            Duration::from_micros(10),
-            Duration::from_micros(10),
-        );
-        feed_rate(&mut cc, 0, 10_000, 2);
+        let mut cc = measured(Duration::from_micros(10), 10_000, 2);
         cc.on_loss(&loss(50_000));
         assert_eq!(cc.ssthresh(), 2000);
     }

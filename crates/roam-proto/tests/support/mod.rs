@@ -325,3 +325,13 @@ pub fn data(len: usize, seed: u64) -> Vec<u8> {
     let mut r = ChaCha8Rng::seed_from_u64(seed);
     (0..len).map(|_| r.gen()).collect()
 }
+
+/// The server read exactly `d`: all of it, uncorrupted.
+pub fn assert_received(p: &Pair, d: &[u8]) {
+    assert!(
+        p.received == d,
+        "received {} of {} bytes (or corrupted)",
+        p.received.len(),
+        d.len()
+    );
+}

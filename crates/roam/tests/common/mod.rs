@@ -1,7 +1,10 @@
 //! What the `roam` CLI's integration tests share: the binary, a guard that kills a child
-//! process on drop, and a `roam serve` on a free loopback port. Each test file is its own
-//! crate and uses only part of this, hence the `dead_code` allowance.
+//! process on drop, a `roam serve` on a free loopback port, test data, and the namespace test
+//! bed ([`netns`]). Each test file is its own crate and uses only part of this, hence the
+//! `dead_code` allowance.
 #![allow(dead_code)]
+
+pub mod netns;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -18,6 +21,30 @@ impl Drop for Guard {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// `len` pseudo-random bytes (xorshift): no two offsets of a file look alike, so a misplaced
+/// range cannot pass for the right one.
+pub fn pattern(len: usize) -> Vec<u8> {
+    let mut x: u32 = 0x9e37_79b9;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+/// A temporary folder whose `srv` folder holds one file, `name`, of `bytes`; returns the
+/// folder and the `srv` path (to serve).
+pub fn srv_with(name: &str, bytes: &[u8]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = dir.path().join("srv");
+    std::fs::create_dir(&srv).unwrap();
+    std::fs::write(srv.join(name), bytes).unwrap();
+    (dir, srv)
 }
 
 /// Serves `dir` on a free loopback port; returns the guard and the address it listens on.

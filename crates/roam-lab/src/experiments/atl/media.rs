@@ -120,9 +120,7 @@ pub(super) fn media(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         "Media integrity",
         &format!("Payload bytes that differed from what the sources sent: {integrity}."),
     );
-    for c in claims(&points) {
-        report.claim(c);
-    }
+    report.extend(claims(&points));
     Ok(())
 }
 

@@ -118,10 +118,7 @@ pub fn single(
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
-    Ok(Job {
-        scenario: t.build(&label, &params)?,
-        label,
-    })
+    t.job(label, &params)
 }
 
 /// One roaming run: the networks switch at `t1`, `t2` (already scaled); `loss_dir` is the
@@ -162,10 +159,7 @@ pub fn roaming(
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
-    Ok(Job {
-        scenario: t.build(&label, &params)?,
-        label,
-    })
+    t.job(label, &params)
 }
 
 /// One blackout run: d_w = 50 ms, p_w = 1e-3, a blackout of `secs` at `at` on both directions.
@@ -187,10 +181,7 @@ pub fn blackout(
         ("run.duration", duration.to_string()),
         ("run.seed", seed.to_string()),
     ];
-    Ok(Job {
-        scenario: t.build(&label, &params)?,
-        label,
-    })
+    t.job(label, &params)
 }
 
 /// A reference variant of the five-plus-five fairness run.
@@ -252,8 +243,5 @@ pub fn fairness(
     if let Some(ms) = wired_access_delay_ms {
         params.push(("link.wd{i}.delay", format!("\"{ms}ms\"")));
     }
-    Ok(Job {
-        scenario: t.build(&label, &params)?,
-        label,
-    })
+    t.job(label, &params)
 }

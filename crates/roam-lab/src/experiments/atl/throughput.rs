@@ -117,9 +117,7 @@ pub(super) fn throughput(ctx: &Ctx, report: &mut Report) -> Result<(), LabError>
             });
         }
     }
-    for c in claims(&points) {
-        report.claim(c);
-    }
+    report.extend(claims(&points));
     Ok(())
 }
 

@@ -5,44 +5,32 @@
 //! path (no random loss, 30-packet queue), where an estimator that excused a drop would hide
 //! congestion from the controller.
 
-use serde_json::json;
-
+use super::grid::{self, Column};
 use super::{run_all, template};
-use crate::claims::{Claim, Evidence};
 use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Ctx, LabError, Report};
 
-/// One-way delays (ms) and loss probabilities of the grid (part 2's).
-const DELAYS_MS: [u64; 2] = [50, 200];
-const LOSSES: [f64; 3] = [0.001, 0.01, 0.05];
-/// The configurations: label and `[flow.rcp]` overrides.
+/// The configurations: label and `[flow.rcp] facts` (none: no ELN).
 const FACTS: [(&str, Option<&str>); 3] = [
     ("no ELN", None),
     ("oracle", Some("oracle")),
     ("estimated", Some("estimated")),
 ];
 
-fn params(
-    d: u64,
-    p: f64,
-    facts: Option<&str>,
-    seed: u64,
-    duration: &str,
-) -> Vec<(&'static str, String)> {
-    let mut v = vec![
-        ("link.wl.delay", format!("\"{d}ms\"")),
-        ("link.wl.forward.loss", p.to_string()),
-        ("link.wl.reverse.loss", p.to_string()),
-        ("flow.0.cc", "\"newreno\"".to_owned()),
-        ("run.seed", seed.to_string()),
-        ("run.duration", format!("\"{duration}\"")),
-    ];
-    if let Some(f) = facts {
-        v.push(("flow.0.rcp.eln", "true".to_owned()));
-        v.push(("flow.0.rcp.facts", format!("\"{f}\"")));
+/// RCP NewReno with the facts of `FACTS` entry `(label, facts)`.
+fn column((label, facts): (&str, Option<&str>)) -> Column {
+    let extra = facts.map_or_else(Vec::new, |f| {
+        vec![
+            ("flow.0.rcp.eln", "true".to_owned()),
+            ("flow.0.rcp.facts", format!("\"{f}\"")),
+        ]
+    });
+    Column {
+        tag: label.to_owned(),
+        cc: "newreno",
+        extra,
     }
-    v
 }
 
 /// Runs the grid and the congestion-only path; adds the tables and the claim.
@@ -50,51 +38,34 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let t = template(ctx, "lossy-rcp.toml")?;
     let seeds: Vec<u64> = (1..=ctx.pick(1, 3)).collect();
     let duration = ctx.pick("10s", "30s");
-    let mut sets = Vec::new();
-    for d in DELAYS_MS {
-        for p in LOSSES {
-            for (label, facts) in FACTS {
-                for &seed in &seeds {
-                    sets.push((
-                        format!("facts delay={d}ms loss={p} {label} seed={seed}"),
-                        params(d, p, facts, seed, duration),
-                    ));
-                }
-            }
-        }
-    }
-    // Congestion only: no random loss, a 30-packet queue.
-    for (label, facts) in FACTS {
-        let mut v = params(50, 0.0, facts, 1, duration);
-        v.push(("link.wl.queue", "\"30p\"".to_owned()));
-        sets.push((format!("facts congestion-only {label}"), v));
-    }
+    let columns = FACTS.map(column);
+    let mut sets = grid::sets("facts", &columns, &seeds, duration);
+    sets.extend(
+        columns
+            .iter()
+            .map(|c| grid::congestion_only("facts", c, duration)),
+    );
     let runs = run_all(ctx, &t, sets)?;
     let (grid, congestion) = runs.split_at(runs.len() - FACTS.len());
     let mut per_point = grid.chunks(seeds.len());
     let mut rows = Vec::new();
-    for d in DELAYS_MS {
-        for p in LOSSES {
-            let mut cells = vec![
-                Cell::text(format!("{d}")),
-                Cell::text(format!("{}", p * 100.0)),
-            ];
-            let mut excused = Vec::new();
-            for _ in FACTS {
-                let point = per_point.next().unwrap_or(&[]);
-                let f: Vec<_> = point.iter().filter_map(|r| r.flows.first()).collect();
-                let goodput: Vec<f64> = f.iter().map(|f| f.goodput_bps / 1e6).collect();
-                cells.push(Cell::est(&Estimate::from_sample(&goodput), 2));
-                excused.push(
-                    f.iter()
-                        .map(|f| f.wireless_excused as f64)
-                        .collect::<Vec<_>>(),
-                );
-            }
-            cells.push(Cell::est_of(&excused[1], 0));
-            cells.push(Cell::est_of(&excused[2], 0));
-            rows.push(cells);
+    for (_, d, _, p) in grid::cells() {
+        let mut cells = grid::row_head(d, p);
+        let mut excused = Vec::new();
+        for _ in FACTS {
+            let point = per_point.next().unwrap_or(&[]);
+            let f: Vec<_> = point.iter().filter_map(|r| r.flows.first()).collect();
+            let goodput: Vec<f64> = f.iter().map(|f| f.goodput_bps / 1e6).collect();
+            cells.push(Cell::est(&Estimate::from_sample(&goodput), 2));
+            excused.push(
+                f.iter()
+                    .map(|f| f.wireless_excused as f64)
+                    .collect::<Vec<_>>(),
+            );
         }
+        cells.push(Cell::est_of(&excused[1], 0));
+        cells.push(Cell::est_of(&excused[2], 0));
+        rows.push(cells);
     }
     report.section(
         "Estimated wireless-loss facts beside the oracle",
@@ -119,46 +90,16 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ],
         &rows,
     );
-    let mut ev = Evidence::new();
-    let mut crows = Vec::new();
-    let mut excused_estimated = f64::NAN;
-    for ((label, _), r) in FACTS.iter().zip(congestion) {
-        let f = r.flows.first();
-        let excused = f.map_or(f64::NAN, |f| f.wireless_excused as f64);
-        let recoveries = f.map_or(f64::NAN, |f| f.recoveries as f64);
-        if *label == "estimated" {
-            excused_estimated = ev.num("holes excused, estimated", excused);
-            ev.num("recoveries, estimated", recoveries);
-        }
-        crows.push(vec![
-            Cell::text(*label),
-            Cell::num(f.map_or(f64::NAN, |f| f.goodput_bps / 1e6), 2),
-            Cell::num(recoveries, 0),
-            Cell::num(excused, 0),
-        ]);
-    }
-    report.section(
-        "Estimated facts on a congestion-only path",
-        "The same path without random loss and with a 30-packet queue, 50 ms one-way: every \
-         loss is a queue drop, so every excused hole is a misjudgement that hides congestion.",
+    grid::congestion_only_claim(
+        report,
+        ("Estimated facts on a congestion-only path", "facts"),
+        &FACTS.map(|(label, _)| label),
+        congestion,
+        (
+            "estimated-facts-excuse-no-congestion-drop",
+            "With facts estimated by the receiver, RCP excuses no hole as wireless on a path \
+             whose only losses are queue drops",
+        ),
     );
-    report.table(
-        &[
-            "facts",
-            "goodput (Mb/s)",
-            "recovery episodes",
-            "holes excused",
-        ],
-        &crows,
-    );
-    report.claim(Claim::judged(
-        "estimated-facts-excuse-no-congestion-drop",
-        "With facts estimated by the receiver, RCP excuses no hole as wireless on a path whose \
-         only losses are queue drops",
-        json!({"holes_excused": excused_estimated}),
-        json!({"holes_excused": 0}),
-        ev,
-        excused_estimated == 0.0,
-    ));
     Ok(())
 }

@@ -6,15 +6,12 @@
 
 use serde_json::json;
 
+use super::grid::{self, Column};
 use super::{flow_mbps, run_all, template, CONTROLLERS};
 use crate::claims::{Claim, Evidence};
 use crate::report::Cell;
 use crate::stats::Estimate;
 use crate::{Ctx, LabError, Report};
-
-/// One-way delays (ms) and loss probabilities of the grid.
-const DELAYS_MS: [u64; 2] = [50, 200];
-const LOSSES: [f64; 3] = [0.001, 0.01, 0.05];
 
 /// Linux goodput (Mb/s): `[delay][loss]` → `[Reno, Cubic, BBR]`.
 const LINUX: [[[f64; 3]; 3]; 2] = [
@@ -27,26 +24,8 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let t = template(ctx, "lossy.toml")?;
     let seeds: Vec<u64> = (1..=ctx.pick(2, 5)).collect();
     let duration = ctx.pick("10s", "30s");
-    let mut sets = Vec::new();
-    for d in DELAYS_MS {
-        for p in LOSSES {
-            for cc in CONTROLLERS {
-                for &seed in &seeds {
-                    sets.push((
-                        format!("lossy delay={d}ms loss={p} cc={cc} seed={seed}"),
-                        vec![
-                            ("link.wl.delay", format!("\"{d}ms\"")),
-                            ("link.wl.forward.loss", p.to_string()),
-                            ("link.wl.reverse.loss", p.to_string()),
-                            ("flow.0.cc", format!("\"{cc}\"")),
-                            ("run.seed", seed.to_string()),
-                            ("run.duration", format!("\"{duration}\"")),
-                        ],
-                    ));
-                }
-            }
-        }
-    }
+    let columns = CONTROLLERS.map(Column::cc);
+    let sets = grid::sets("lossy", &columns, &seeds, duration);
     let runs = run_all(ctx, &t, sets)?;
     let mut per_point = runs.chunks(seeds.len());
     let mut rows = Vec::new();
@@ -54,41 +33,36 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let mut cubic_vs_reno = Vec::new();
     let mut ev_best = Evidence::new();
     let mut ev_cubic = Evidence::new();
-    for (di, d) in DELAYS_MS.iter().enumerate() {
-        for (pi, p) in LOSSES.iter().enumerate() {
-            let mut means = [f64::NAN; 3];
-            let mut timeouts = Vec::new();
-            let mut cells = vec![
-                Cell::text(format!("{d}")),
-                Cell::text(format!("{}", p * 100.0)),
-            ];
-            for mean in &mut means {
-                let point = per_point.next().unwrap_or(&[]);
-                let values: Vec<f64> = point.iter().map(|r| flow_mbps(r, "f")).collect();
-                let e = Estimate::from_sample(&values);
-                *mean = e.mean.unwrap_or(f64::NAN);
-                cells.push(Cell::est(&e, 2));
-                // BBR's point is the last: its timeouts are the column after the references.
-                timeouts = point
-                    .iter()
-                    .map(|r| r.flows.first().map_or(f64::NAN, |f| f.timeouts as f64))
-                    .collect();
-            }
-            let linux = LINUX[di][pi];
-            let best = means.iter().copied().fold(f64::NAN, f64::max);
-            let label = format!("{d} ms, {} %", p * 100.0);
-            let ratio = ev_best.num(&format!("best at {label}"), best) / linux[2];
-            ratios.push(ratio);
-            if *p >= 0.01 {
-                let c = ev_cubic.num(&format!("cubic at {label}"), means[1]);
-                let r = ev_cubic.num(&format!("newreno at {label}"), means[0]);
-                cubic_vs_reno.push((c, r));
-            }
-            cells.extend(linux.iter().map(|x| Cell::num(*x, 2)));
-            cells.push(Cell::num(ratio * 100.0, 0));
-            cells.push(Cell::est_of(&timeouts, 1));
-            rows.push(cells);
+    for (di, d, pi, p) in grid::cells() {
+        let mut means = [f64::NAN; 3];
+        let mut timeouts = Vec::new();
+        let mut cells = grid::row_head(d, p);
+        for mean in &mut means {
+            let point = per_point.next().unwrap_or(&[]);
+            let values: Vec<f64> = point.iter().map(|r| flow_mbps(r, "f")).collect();
+            let e = Estimate::from_sample(&values);
+            *mean = e.mean.unwrap_or(f64::NAN);
+            cells.push(Cell::est(&e, 2));
+            // BBR's point is the last: its timeouts are the column after the references.
+            timeouts = point
+                .iter()
+                .map(|r| r.flows.first().map_or(f64::NAN, |f| f.timeouts as f64))
+                .collect();
         }
+        let linux = LINUX[di][pi];
+        let best = means.iter().copied().fold(f64::NAN, f64::max);
+        let label = grid::cell_label(d, p);
+        let ratio = ev_best.num(&format!("best at {label}"), best) / linux[2];
+        ratios.push(ratio);
+        if p >= 0.01 {
+            let c = ev_cubic.num(&format!("cubic at {label}"), means[1]);
+            let r = ev_cubic.num(&format!("newreno at {label}"), means[0]);
+            cubic_vs_reno.push((c, r));
+        }
+        cells.extend(linux.iter().map(|x| Cell::num(*x, 2)));
+        cells.push(Cell::num(ratio * 100.0, 0));
+        cells.push(Cell::est_of(&timeouts, 1));
+        rows.push(cells);
     }
     report.section(
         "Lossy 2 Mb/s path against Linux",

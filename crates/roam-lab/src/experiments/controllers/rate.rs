@@ -16,6 +16,7 @@ use roam_proto::Time;
 use roam_sim::trace::{PacketFate, PacketObserver, PacketRecord};
 use serde_json::json;
 
+use super::grid::{self, Column};
 use super::{flow_mbps, run_all, template};
 use crate::claims::{Claim, Evidence};
 use crate::report::Cell;
@@ -23,9 +24,6 @@ use crate::stats::Estimate;
 use crate::template::Template;
 use crate::{Ctx, LabError, Report};
 
-/// One-way delays (ms) and loss probabilities of the grid (part 2's).
-const DELAYS_MS: [u64; 2] = [50, 200];
-const LOSSES: [f64; 3] = [0.001, 0.01, 0.05];
 /// Linux BBR on the same path (`shared/anchors/README.md`), `[delay][loss]`, Mb/s.
 const LINUX_BBR: [[f64; 3]; 2] = [[1.88, 1.88, 1.85], [1.79, 1.75, 1.68]];
 /// RCP controllers compared on the grid.
@@ -60,55 +58,32 @@ fn lossy(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let t = template(ctx, "lossy-rcp.toml")?;
     let seeds: Vec<u64> = (1..=ctx.pick(1, 3)).collect();
     let duration = ctx.pick("10s", "30s");
-    let mut sets = Vec::new();
-    for d in DELAYS_MS {
-        for p in LOSSES {
-            for cc in RCP_CCS {
-                for &seed in &seeds {
-                    sets.push((
-                        format!("rcp-lossy delay={d}ms loss={p} cc={cc} seed={seed}"),
-                        vec![
-                            ("link.wl.delay", format!("\"{d}ms\"")),
-                            ("link.wl.forward.loss", p.to_string()),
-                            ("link.wl.reverse.loss", p.to_string()),
-                            ("flow.0.cc", format!("\"{cc}\"")),
-                            ("run.seed", seed.to_string()),
-                            ("run.duration", format!("\"{duration}\"")),
-                        ],
-                    ));
-                }
-            }
-        }
-    }
+    let columns = RCP_CCS.map(Column::cc);
+    let sets = grid::sets("rcp-lossy", &columns, &seeds, duration);
     let runs = run_all(ctx, &t, sets)?;
     let mut per_point = runs.chunks(seeds.len());
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
     let mut ev = Evidence::new();
-    for (di, d) in DELAYS_MS.iter().enumerate() {
-        for (pi, p) in LOSSES.iter().enumerate() {
-            let mut cells = vec![
-                Cell::text(format!("{d}")),
-                Cell::text(format!("{}", p * 100.0)),
-            ];
-            let mut rate = f64::NAN;
-            for cc in RCP_CCS {
-                let point = per_point.next().unwrap_or(&[]);
-                let values: Vec<f64> = point.iter().map(|r| flow_mbps(r, "f")).collect();
-                let e = Estimate::from_sample(&values);
-                if cc == "rate" {
-                    rate = e.mean.unwrap_or(f64::NAN);
-                }
-                cells.push(Cell::est(&e, 2));
+    for (di, d, pi, p) in grid::cells() {
+        let mut cells = grid::row_head(d, p);
+        let mut rate = f64::NAN;
+        for cc in RCP_CCS {
+            let point = per_point.next().unwrap_or(&[]);
+            let values: Vec<f64> = point.iter().map(|r| flow_mbps(r, "f")).collect();
+            let e = Estimate::from_sample(&values);
+            if cc == "rate" {
+                rate = e.mean.unwrap_or(f64::NAN);
             }
-            let linux = LINUX_BBR[di][pi];
-            let label = format!("{d} ms, {} %", p * 100.0);
-            let ratio = ev.num(&format!("RCP-Rate at {label}"), rate) / linux;
-            ratios.push(ratio);
-            cells.push(Cell::num(linux, 2));
-            cells.push(Cell::num(ratio * 100.0, 0));
-            rows.push(cells);
+            cells.push(Cell::est(&e, 2));
         }
+        let linux = LINUX_BBR[di][pi];
+        let label = grid::cell_label(d, p);
+        let ratio = ev.num(&format!("RCP-Rate at {label}"), rate) / linux;
+        ratios.push(ratio);
+        cells.push(Cell::num(linux, 2));
+        cells.push(Cell::num(ratio * 100.0, 0));
+        rows.push(cells);
     }
     report.section(
         "RCP-Rate on the lossy 2 Mb/s path",

@@ -186,8 +186,6 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ],
         &rows,
     );
-    for c in claims {
-        report.claim(c);
-    }
+    report.extend(claims);
     Ok(())
 }

@@ -70,9 +70,7 @@ pub(super) fn report(
         .iter()
         .map(|points| points.iter().map(|p| mean(&p.main)).collect())
         .collect();
-    for c in claims(rtts, &means) {
-        report.claim(c);
-    }
+    report.extend(claims(rtts, &means));
     Ok(())
 }
 

@@ -268,9 +268,7 @@ pub(super) fn report(
             );
         }
     }
-    for c in claims(&measured, ours.into(), paper.into()) {
-        report.claim(c);
-    }
+    report.extend(claims(&measured, ours.into(), paper.into()));
     Ok(())
 }
 

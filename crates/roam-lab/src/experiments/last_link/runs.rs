@@ -215,10 +215,7 @@ fn job(
         "rtt={rtt} loss={loss} window={window} neighbour={neighbour} {} seed={seed}",
         v.label
     );
-    Ok(Job {
-        scenario: template.build(&name, &params)?,
-        label: name,
-    })
+    template.job(name, &params)
 }
 
 /// Reduces the seeds of one variant at one RTT.

@@ -179,9 +179,7 @@ fn fair_mixes(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     )?;
     report.image("per-flow mean vs mix", "friendliness_mean.svg");
     report.image("CoV vs mix", "friendliness_cov.svg");
-    for c in mix_claims(&mixes, &means_end, &covs_end, &tcp_means) {
-        report.claim(c);
-    }
+    report.extend(mix_claims(&mixes, &means_end, &covs_end, &tcp_means));
     Ok(())
 }
 
@@ -299,9 +297,7 @@ fn staggered(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &rows,
     );
     report.image("sequence progression", "staggered_seq.svg");
-    for c in staggered_claims(&early_ratio, &late_ratio) {
-        report.claim(c);
-    }
+    report.extend(staggered_claims(&early_ratio, &late_ratio));
     Ok(())
 }
 

@@ -137,9 +137,7 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     )?;
     report.image("power", "power.svg");
     report.image("goodput", "power_goodput.svg");
-    for c in claims(&bad_means, &pw, &tp) {
-        report.claim(c);
-    }
+    report.extend(claims(&bad_means, &pw, &tp));
     Ok(())
 }
 

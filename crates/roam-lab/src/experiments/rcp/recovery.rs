@@ -134,9 +134,7 @@ fn sweep(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &series,
     )?;
     report.image("goodput vs loss", "loss_recovery.svg");
-    for c in sweep_claims(&rates, &est) {
-        report.claim(c);
-    }
+    report.extend(sweep_claims(&rates, &est));
     Ok(())
 }
 
@@ -243,9 +241,7 @@ fn seven_losses(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         &plot,
     )?;
     report.image("seven losses", "seven_losses.svg");
-    for c in seven_loss_claims(extra[0], extra[1], extra[2]) {
-        report.claim(c);
-    }
+    report.extend(seven_loss_claims(extra[0], extra[1], extra[2]));
     Ok(())
 }
 
