@@ -259,6 +259,16 @@ impl PartFile {
                         // Another download took it between our create and our lock.
                         return Err(busy());
                     }
+                    // Between our create and our lock another download may have locked it,
+                    // taken it for a stale part file and removed it (then our lock is on a
+                    // file no name leads to, and the name may already be that download's
+                    // own part file): locked, it must still be the file the name names.
+                    let ours = file.metadata().map_err(|e| file_error(part, e))?;
+                    let named = std::fs::symlink_metadata(part)
+                        .is_ok_and(|now| now.dev() == ours.dev() && now.ino() == ours.ino());
+                    if !named {
+                        continue;
+                    }
                     return Ok(PartFile {
                         file,
                         part: part.to_path_buf(),
