@@ -303,6 +303,21 @@ impl Scoreboard {
     /// `budget` bytes of them lie below (the budget's worth are the first to go out again);
     /// `None` if they fit in it.
     pub fn owed_beyond(&self, budget: u64, passed: bool) -> Option<u64> {
+        // Without a walk when they cannot exceed the budget (the common case in a recovery
+        // with few holes): at most the lost bytes not sent again, plus the un-SACKed bytes
+        // below the highest SACKed one.
+        let front = self.segs.front()?.seq;
+        let unsent_lost = self.lost_bytes - self.lost_retx_bytes;
+        let below_high = self.high_sacked.saturating_sub(front);
+        let bound = unsent_lost
+            + if passed {
+                below_high.saturating_sub(self.sacked_bytes)
+            } else {
+                0
+            };
+        if bound <= budget {
+            return None;
+        }
         let mut owed = 0u64;
         for s in &self.segs {
             if s.seq >= self.high_sacked && !s.lost {
