@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes every decoder of untrusted input (the cargo-fuzz targets in fuzz/: datagrams — the
-# pTCP header among them (`ptcp`) —, scenario files, Mahimahi traces) and the TCP and RCP engines
-# driven by scripts of API calls (`tcp_engine`, `rcp_engine`) for a bounded time.
+# pTCP header among them (`ptcp`) —, scenario files, Mahimahi traces) and the TCP, RCP and pTCP
+# engines driven by scripts of API calls (`tcp_engine`, `rcp_engine`, `ptcp_engine`) for a
+# bounded time.
 #
 #   FUZZ_SECONDS=30 scripts/fuzz.sh            # every target, 30 s each (default)
 #   FUZZ_SECONDS=600 scripts/fuzz.sh segment   # only the named targets

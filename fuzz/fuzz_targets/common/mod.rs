@@ -65,6 +65,7 @@ impl Script<'_> {
     }
 
     /// Wireless link facts, every field read from the script.
+    #[allow(dead_code)]
     pub fn link_info(&mut self) -> LinkInfo {
         let good = self.byte() & 1 == 0;
         LinkInfo {

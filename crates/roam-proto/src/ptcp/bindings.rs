@@ -7,8 +7,10 @@
 //!   (`None`) and the pipe joins the *active pipes*, resumed when data arrives
 //!   ([`Bindings::take_active`]).
 //! * **Dynamic reassignment** (§3): when a pipe's window shrinks, the data bound to its
-//!   sequence numbers beyond the new window is unbound at once ([`Bindings::unbind_beyond`])
-//!   and goes to the next pipe that asks, before any new data. The pipe keeps a copy of what
+//!   sequence numbers beyond the new window is unbound at once ([`Bindings::unbind_beyond`],
+//!   or [`Bindings::unbind_beyond_where`] for a selection: the engine takes what the pipe
+//!   still owes, not what is in flight) and goes to the next pipe that asks, before any new
+//!   data. The pipe keeps a copy of what
 //!   those sequence numbers carried: it sent them already (a binding is made when a segment
 //!   is built), so a retransmission of them carries the same bytes, and a pipe
 //!   acknowledgement never leaves a doubt about which bytes arrived. (§3 allows a TCP-v
@@ -289,6 +291,17 @@ impl Bindings {
     /// acknowledgement already covers are not returned either. Returns the bytes made
     /// available.
     pub fn unbind_beyond(&mut self, pipe: PipeId, edge: PipeSeq) -> u64 {
+        self.unbind_beyond_where(pipe, edge, |_| true)
+    }
+
+    /// [`Bindings::unbind_beyond`] for the bindings beyond `edge` that `owed` selects (by
+    /// their first sequence number); the others stay bound.
+    pub fn unbind_beyond_where(
+        &mut self,
+        pipe: PipeId,
+        edge: PipeSeq,
+        mut owed: impl FnMut(PipeSeq) -> bool,
+    ) -> u64 {
         let Some(t) = self.pipes.get_mut(pipe.0) else {
             return 0;
         };
@@ -296,6 +309,9 @@ impl Bindings {
         for e in t.entries.iter_mut().rev() {
             if e.bound.seq < edge {
                 break;
+            }
+            if e.copy || !owed(e.bound.seq) {
+                continue;
             }
             let (start, end) = (e.bound.offset.max(self.acked), e.bound.offset_end());
             if !std::mem::replace(&mut e.copy, true) && start < end {
@@ -483,6 +499,22 @@ mod tests {
         assert_eq!(next.offset, StreamOffset(4000));
     }
 
+    #[test]
+    fn unbinding_only_what_is_owed_leaves_the_rest_bound() {
+        let mut b = Bindings::new(StreamOffset(0));
+        let (p0, p1) = (b.add_pipe(), b.add_pipe());
+        bind_n(&mut b, p0, 1, 4, 10_000);
+        // Beyond sequence number 1001: segments at 1001, 2001, 3001; only 2001 is owed.
+        let freed = b.unbind_beyond_where(p0, PipeSeq(1001), |seq| seq == PipeSeq(2001));
+        assert_eq!(freed, u64::from(MSS));
+        assert_eq!(b.unbound_for(p1), u64::from(MSS));
+        let got = b.bind(p1, PipeSeq(1), MSS, StreamOffset(4000)).unwrap();
+        assert_eq!((got.offset, got.len), (StreamOffset(2000), MSS));
+        // The others stayed bound (not copies): a later shrink can still unbind them, once.
+        assert_eq!(b.unbind_beyond(p0, PipeSeq(1001)), 2 * u64::from(MSS));
+        assert_eq!(b.unbind_beyond(p0, PipeSeq(1001)), 0);
+    }
+
     mod props {
         use proptest::prelude::*;
 
@@ -493,8 +525,10 @@ mod tests {
         enum Op {
             /// Pipe asks for up to `len` bytes at its next sequence number; `more` bytes written.
             Bind { pipe: usize, len: u32, more: u64 },
-            /// Pipe's window shrinks to `keep` of its bindings (it keeps the rest as copies).
-            Shrink { pipe: usize, keep: usize },
+            /// Pipe's window shrinks to `keep` of its bindings; beyond them, those whose bit
+            /// in `owed` is set (by position, cyclically) are unbound and kept as copies, the
+            /// others stay bound (in flight: `PtcpSender`'s `unbind_owed`).
+            Shrink { pipe: usize, keep: usize, owed: u8 },
             /// Pipe times out.
             Timeout { pipe: usize },
             /// Pipe acknowledges its first `n` bindings.
@@ -507,7 +541,8 @@ mod tests {
             prop_oneof![
                 4 => (0..3usize, 1..3000u32, 0..5000u64)
                     .prop_map(|(pipe, len, more)| Op::Bind { pipe, len, more }),
-                1 => (0..3usize, 0..6usize).prop_map(|(pipe, keep)| Op::Shrink { pipe, keep }),
+                1 => (0..3usize, 0..6usize, any::<u8>())
+                    .prop_map(|(pipe, keep, owed)| Op::Shrink { pipe, keep, owed }),
                 1 => (0..3usize).prop_map(|pipe| Op::Timeout { pipe }),
                 1 => (0..3usize, 0..4usize).prop_map(|(pipe, n)| Op::PipeAck { pipe, n }),
                 1 => (0..9u64).prop_map(|eighths| Op::StreamAck { eighths }),
@@ -540,10 +575,14 @@ mod tests {
                                 next_seq[pipe] = g.seq_end().0;
                             }
                         }
-                        Op::Shrink { pipe, keep } => {
+                        Op::Shrink { pipe, keep, owed } => {
                             let edge = b.bound(pipes[pipe]).nth(keep).map(|g| g.seq);
                             if let Some(edge) = edge {
-                                b.unbind_beyond(pipes[pipe], edge);
+                                let mut k = 0u32;
+                                b.unbind_beyond_where(pipes[pipe], edge, |_| {
+                                    k += 1;
+                                    owed.rotate_right(k) & 1 == 1
+                                });
                             }
                         }
                         Op::Timeout { pipe } => {

@@ -6,8 +6,10 @@
 //!   bytes that sequence number carries, a pipe with room binds new stream bytes to its next
 //!   sequence number ([`Bindings::bind`]), and one that gets NO DATA waits among the active
 //!   pipes until data arrives (`resume`, §4.1).
-//! * When a pipe's window shrinks (an acknowledgement, a timeout), what it bound beyond the new
-//!   window is unbound at once for another pipe (§3, dynamic reassignment); after a timeout
+//! * When a pipe's window shrinks (an acknowledgement, a timeout) or its repair of a loss
+//!   finds more lost, what it still owes (lost or passed by a SACKed segment, not SACKed, not
+//!   sent again) beyond a window's worth is unbound at once for another pipe (§3, dynamic
+//!   reassignment; segments still in flight stay bound, see `unbind_owed`); after a timeout
 //!   the first segment of its window is also striped onto another pipe (§3, redundant
 //!   striping for blackouts).
 //! * Flow control is the connection's (§4.5): new bytes are bound only below pACK plus the
@@ -63,6 +65,25 @@ pub struct PtcpSenderStats {
     pub no_data: u64,
     /// Bare pFIN or window probes sent.
     pub probes: u64,
+}
+
+/// ptcp.txt §3, "Dynamic Reassignment", and §4.2 `shrunk()`: data bound to `p` beyond its
+/// congestion window is unbound at once for another pipe. Our reading (docs/PTCP.md, "Which
+/// data a shrunk window unbinds"): the window that matters is over what the pipe still *owes*
+/// ([`SenderPipe::owes`]: deemed lost and not sent again, or passed by a SACKed segment; not
+/// SACKed) — a window's worth of it goes out again in the pipe's next round trip, the rest
+/// would be "blocked from transmission till the cwnd opens up" (§3) and is unbound. Segments
+/// in flight and not passed stay bound: most of them arrive, and unbinding them sent a second
+/// copy of up to half a window over the other pipe at every halving (§5.2.5: 85.7–87.3 % of
+/// the ideal against 91.4–93.4 %). After a timeout every un-SACKed segment is owed and the
+/// window is one segment, so all but the first are unbound (the first is striped, §3).
+/// Called when the window shrinks and on every acknowledgement while the pipe repairs a loss
+/// (what it owes grows as SACKs reveal losses). Returns the bytes made available.
+fn unbind_owed(bindings: &mut Bindings, p: &TxPipe) -> u64 {
+    let Some(edge) = p.pipe.owed_beyond_window() else {
+        return 0;
+    };
+    bindings.unbind_beyond_where(p.id, edge, |seq| p.pipe.owes(seq))
 }
 
 /// One sender pipe and what the engine knows about it.
@@ -278,10 +299,10 @@ impl PtcpSender {
             },
         );
         self.bindings.on_pipe_ack(p.id, p.pipe.snd_una());
-        if out.shrunk {
-            // ptcp.txt §4.2 shrunk(): unbind what lies beyond the new window.
-            let edge = p.pipe.snd_una().plus(p.pipe.cwnd());
-            self.stats.bytes_unbound += self.bindings.unbind_beyond(p.id, edge);
+        if out.shrunk || p.pipe.repairing() {
+            // ptcp.txt §4.2 shrunk(), and losses found while repairing: unbind what the pipe
+            // owes beyond its window.
+            self.stats.bytes_unbound += unbind_owed(&mut self.bindings, p);
         }
     }
 
@@ -303,12 +324,11 @@ impl PtcpSender {
                 continue;
             }
             // ptcp.txt §3: the first segment of the window goes to another pipe too, and the
-            // collapsed window unbinds the rest.
+            // collapsed window unbinds the rest (every un-SACKed segment is deemed lost now).
             if self.bindings.stripe_redundantly(p.id, una).is_some() {
                 self.stats.redundant_stripes += 1;
             }
-            let edge = una.plus(p.pipe.cwnd());
-            self.stats.bytes_unbound += self.bindings.unbind_beyond(p.id, edge);
+            self.stats.bytes_unbound += unbind_owed(&mut self.bindings, p);
         }
         if self.probe_deadline.is_some_and(|d| d <= now) {
             self.probe_deadline = None;

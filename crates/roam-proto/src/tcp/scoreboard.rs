@@ -297,6 +297,52 @@ impl Scoreboard {
         self.retx_hint = 0;
     }
 
+    /// Segments the sender still has to send again, in sequence order: deemed lost and not
+    /// retransmitted since, or (with `passed`) sent once and below a SACKed segment (a later
+    /// transmission arrived before it). Returns the first sequence number at which more than
+    /// `budget` bytes of them lie below (the budget's worth are the first to go out again);
+    /// `None` if they fit in it.
+    pub fn owed_beyond(&self, budget: u64, passed: bool) -> Option<u64> {
+        // Without a walk when they cannot exceed the budget (the common case in a recovery
+        // with few holes): at most the lost bytes not sent again, plus the un-SACKed bytes
+        // below the highest SACKed one.
+        let front = self.segs.front()?.seq;
+        let unsent_lost = self.lost_bytes - self.lost_retx_bytes;
+        let below_high = self.high_sacked.saturating_sub(front);
+        let bound = unsent_lost
+            + if passed {
+                below_high.saturating_sub(self.sacked_bytes)
+            } else {
+                0
+            };
+        if bound <= budget {
+            return None;
+        }
+        let mut owed = 0u64;
+        for s in &self.segs {
+            if s.seq >= self.high_sacked && !s.lost {
+                break;
+            }
+            if self.is_owed(s, passed) {
+                if owed >= budget {
+                    return Some(s.seq);
+                }
+                owed += u64::from(s.len);
+            }
+        }
+        None
+    }
+
+    /// See [`Scoreboard::owed_beyond`].
+    pub fn is_owed(&self, s: &SentSegment, passed: bool) -> bool {
+        !s.sacked
+            && if s.lost {
+                !s.retransmitted
+            } else {
+                passed && s.tx_count == 1 && s.end() <= self.high_sacked
+            }
+    }
+
     /// True if the first outstanding segment is deemed lost.
     pub fn first_is_lost(&self) -> bool {
         self.segs.front().is_some_and(|s| s.lost && !s.sacked)

@@ -454,6 +454,34 @@ impl SenderPipe {
         window.saturating_sub(pipe)
     }
 
+    /// True while a loss is being repaired: a fast-recovery episode, or what is outstanding
+    /// since a timeout.
+    pub fn repairing(&self) -> bool {
+        self.recovery.is_some() || self.board.first_is_lost()
+    }
+
+    /// True if the segment that starts at `seq` is one the pipe still has to send again: not
+    /// SACKed, and either deemed lost (RFC 6675 IsLost, fast retransmit, or every un-SACKed
+    /// one after a timeout) and not retransmitted since, or — with SACK — sent once and below
+    /// a SACKed segment (a later transmission arrived first; RFC 8985 §2 reasons the same
+    /// way). A segment in flight and not passed is not owed: it may still arrive. False for a
+    /// sequence number that starts no outstanding segment.
+    pub fn owes(&self, seq: PipeSeq) -> bool {
+        self.board
+            .get(seq.0)
+            .is_some_and(|s| self.board.is_owed(s, self.sack))
+    }
+
+    /// The first sequence number of the segments the pipe owes ([`SenderPipe::owes`]) beyond
+    /// a congestion window's worth of them: the window's worth go out again in the pipe's
+    /// next round trip, the rest would wait for the window to open (ptcp.txt §3, "Dynamic
+    /// Reassignment"). `None` if they fit in the window.
+    pub fn owed_beyond_window(&self) -> Option<PipeSeq> {
+        self.board
+            .owed_beyond(self.cc.window(), self.sack)
+            .map(PipeSeq)
+    }
+
     /// The next segment marked lost and not yet retransmitted.
     #[inline]
     pub fn next_lost(&mut self) -> Option<SentSegment> {
