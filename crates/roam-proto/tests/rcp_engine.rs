@@ -31,6 +31,19 @@ fn data_seq(b: &[u8]) -> Option<u64> {
         .map(|d| d.seq)
 }
 
+/// A DATA filter dropping the first DATA at each of `seqs` (their re-requests go through).
+fn drop_first_copies(seqs: &[u64]) -> rcp_support::Filter {
+    let lost = seqs.to_vec();
+    let mut seen = Vec::new();
+    Box::new(move |_, b| match data_seq(b) {
+        Some(s) if lost.contains(&s) && !seen.contains(&s) => {
+            seen.push(s);
+            Fate::Drop
+        }
+        _ => Fate::Deliver,
+    })
+}
+
 #[test]
 fn clean_transfer_delivers_the_object_and_tears_down() {
     let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 300_000, DELAY);
@@ -153,15 +166,7 @@ fn lost_pull_request_is_repaired_by_the_senders_cyclic_buffer() {
 #[test]
 fn every_request_carries_the_three_most_recent_pulls() {
     let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 400_000, DELAY);
-    let lost = [100_000u64, 104_000, 108_000, 112_000];
-    let mut seen = Vec::new();
-    net.data_filter = Box::new(move |_, b| match data_seq(b) {
-        Some(s) if lost.contains(&s) && !seen.contains(&s) => {
-            seen.push(s);
-            Fate::Drop
-        }
-        _ => Fate::Deliver,
-    });
+    net.data_filter = drop_first_copies(&[100_000, 104_000, 108_000, 112_000]);
     net.run_until(secs(30));
     assert_eq!(net.delivered, object_bytes(400_000));
     let last_pull = net
@@ -589,15 +594,7 @@ fn reordering_alone_does_not_keep_the_window_down() {
 #[test]
 fn a_pull_whose_requests_are_overtaken_is_still_served() {
     let mut net = Net::new(RcpConfig::default(), RcpCc::default(), 400_000, DELAY);
-    let lost = [100_000u64, 104_000, 108_000, 112_000];
-    let mut seen = Vec::new();
-    net.data_filter = Box::new(move |_, b| match data_seq(b) {
-        Some(s) if lost.contains(&s) && !seen.contains(&s) => {
-            seen.push(s);
-            Fate::Drop
-        }
-        _ => Fate::Deliver,
-    });
+    net.data_filter = drop_first_copies(&[100_000, 104_000, 108_000, 112_000]);
     net.req_filter = Box::new(|_, b| {
         let first_pull =
             Request::decode(b).is_ok_and(|r| r.blocks().iter().any(|blk| blk.start == 100_000));

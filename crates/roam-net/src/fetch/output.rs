@@ -233,6 +233,11 @@ impl Sink for Output {
     }
 }
 
+/// Whether two metadata describe the same file (device and inode).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
 /// Attempts at creating the part file when others race for it.
 const CREATE_TRIES: usize = 3;
 
@@ -264,8 +269,8 @@ impl PartFile {
                     // file no name leads to, and the name may already be that download's
                     // own part file): locked, it must still be the file the name names.
                     let ours = file.metadata().map_err(|e| file_error(part, e))?;
-                    let named = std::fs::symlink_metadata(part)
-                        .is_ok_and(|now| now.dev() == ours.dev() && now.ino() == ours.ino());
+                    let named =
+                        std::fs::symlink_metadata(part).is_ok_and(|now| same_file(&now, &ours));
                     if !named {
                         continue;
                     }
@@ -302,11 +307,8 @@ impl PartFile {
                 return Err(busy());
             }
             // Locked: remove it if the name still names it (else someone replaced it: retry).
-            let same = |a: &std::fs::Metadata, b: &std::fs::Metadata| {
-                a.dev() == b.dev() && a.ino() == b.ino()
-            };
             let held = stale.metadata().map_err(|e| file_error(part, e))?;
-            let still = std::fs::symlink_metadata(part).is_ok_and(|now| same(&now, &held));
+            let still = std::fs::symlink_metadata(part).is_ok_and(|now| same_file(&now, &held));
             if still && resume {
                 // Only our own: a file another user planted could be changed after the rename.
                 if held.uid() != rustix::process::geteuid().as_raw() {

@@ -98,8 +98,13 @@ pub fn delay_budget(recv_buffer: u64, others_rate: u64) -> Duration {
 /// round trip its units arrive late whatever is done, and the paper's rank and buffer charge
 /// decide as they did.
 pub fn admits(view: &PathView, budget: Duration) -> bool {
-    let floor = view.min_rtt + view.min_rtt / 2;
-    view.outstanding == 0 || view.arrival_delay() <= budget.max(floor)
+    view.outstanding == 0 || view.arrival_delay() <= budget.max(budget_floor(view))
+}
+
+/// The least delay budget a pipe is held to: one and a half times its base RTT (see
+/// [`admits`]).
+fn budget_floor(view: &PathView) -> Duration {
+    view.min_rtt + view.min_rtt / 2
 }
 
 /// The most a pipe delivering at `rate` bytes/s has outstanding under the delay budget
@@ -107,8 +112,7 @@ pub fn admits(view: &PathView, budget: Duration) -> bool {
 /// queue beyond the bandwidth-delay product) is within the budget (never below its floor),
 /// so the outstanding bytes stay within `rate × budget`, plus the `mss` unit admitted last.
 pub fn budget_window(view: &PathView, budget: Duration, rate: u64, mss: u64) -> u64 {
-    let floor = view.min_rtt + view.min_rtt / 2;
-    bytes_in(budget.max(floor), rate).saturating_add(mss)
+    bytes_in(budget.max(budget_floor(view)), rate).saturating_add(mss)
 }
 
 /// Where the blocking hole (expected at `due` through the pipe that has it) should
