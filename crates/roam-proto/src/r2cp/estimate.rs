@@ -13,7 +13,7 @@ use crate::Time;
 
 /// The shortest and longest window of the delivery-rate maximum.
 const RATE_WINDOW_MIN: Duration = Duration::from_millis(250);
-const RATE_WINDOW_MAX: Duration = Duration::from_secs(4);
+pub(crate) const RATE_WINDOW_MAX: Duration = Duration::from_secs(4);
 
 /// The window of the peak delivery rate the delay budget is sized with: longer than the
 /// deepest queue the budget lets a slow pipe keep, so a fast path that slowed for a while is

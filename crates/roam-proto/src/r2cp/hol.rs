@@ -9,7 +9,8 @@
 //! - **delay budget** (the admission rule): a pipe takes a new unit only if that unit would
 //!   arrive before the other pipes could fill half the receive buffer above it (ECF, Lim et
 //!   al. CoNEXT 2017, and BLEST, Ferlin et al. IFIP Networking 2016, decide the same question
-//!   per segment at the sender; here the receiver bounds each pipe's outstanding requests);
+//!   per segment at the sender; here the receiver bounds each pipe's outstanding requests),
+//!   and never further ahead than a rate is measured over (4 s);
 //! - **the blocking hole**: the unit at RCV.NXT, outstanding on a pipe that would bring it later
 //!   than another pipe with room, is requested once more through that pipe (MPTCP's
 //!   opportunistic retransmission, Raiciu et al. NSDI 2012, done by the receiver);
@@ -20,6 +21,7 @@
 
 use std::time::Duration;
 
+use super::estimate::RATE_WINDOW_MAX;
 use crate::Time;
 
 /// What the scheduler knows of one pipe's path.
@@ -85,11 +87,22 @@ pub(crate) fn bytes_in(time: Duration, rate: u64) -> u64 {
     u64::try_from(u128::from(rate) * time.as_nanos() / 1_000_000_000).unwrap_or(u64::MAX)
 }
 
+/// The longest delay budget: no pipe is given units expected further ahead than the longest
+/// window its delivery rate is measured over (`estimate::RATE_WINDOW_MAX`, 4 s). Beyond that
+/// the arrival prediction extrapolates a rate nobody measured, and on a cellular path that
+/// fades for seconds at a time (the UMTS driving trace) a unit committed 8 s ahead is stuck
+/// behind the fade, holding the buffer's head, while a pipe needs only a round trip and its
+/// jitter queued to stay busy (measured: a 2 Mb/s path beside the UMTS trace behind a
+/// 1000-packet queue, 4 MB buffer, 60 s: 83.8 % of the ideal with the 8.4 s budget the
+/// buffer alone gives, 98.2 % with this cap; `docs/R2CP.md`, "Delay budget").
+pub const MAX_DELAY_BUDGET: Duration = RATE_WINDOW_MAX;
+
 /// A pipe's delay budget: how long a unit requested through it may take to arrive before the
 /// other pipes (together `others_rate` bytes/s) fill half of a `recv_buffer`-byte receive
-/// buffer above it. The other half absorbs what the estimates get wrong.
+/// buffer above it, and never more than [`MAX_DELAY_BUDGET`]. The other half of the buffer
+/// absorbs what the estimates get wrong.
 pub fn delay_budget(recv_buffer: u64, others_rate: u64) -> Duration {
-    drain_time(recv_buffer / 2, others_rate)
+    drain_time(recv_buffer / 2, others_rate).min(MAX_DELAY_BUDGET)
 }
 
 /// Whether a pipe may take a new unit within the delay budget. A pipe with nothing
@@ -197,10 +210,17 @@ mod tests {
         assert!(admits(&long, budget.min(Duration::from_millis(100))));
         let longer = view(1000, 25_000, 25 * MSS + 13 * MSS);
         assert!(!admits(&longer, budget.min(Duration::from_millis(100))));
-        // The fast pipe's budget beside the slow one is 84 s: a full 200-packet queue is far
-        // inside it.
+        // The fast pipe's budget beside the slow one would be 84 s; it is capped at 4 s, and
+        // a full 200-packet queue is far inside it.
         let fast_budget = delay_budget(4 << 20, 25_000);
+        assert_eq!(fast_budget, MAX_DELAY_BUDGET);
         assert!(admits(&view(230, 1_000_000, 230 * MSS), fast_budget));
+        // Nor does a slow pipe keep more than 4 s queued, however large the buffer: beside a
+        // 2 Mb/s pipe half of 4 MB lasts 8.4 s.
+        let budget = delay_budget(4 << 20, 250_000);
+        assert_eq!(budget, Duration::from_secs(4));
+        assert!(admits(&view(80, 125_000, 490 * MSS), budget));
+        assert!(!admits(&view(80, 125_000, 520 * MSS), budget));
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub mod reopen;
 mod slot;
 
 pub use binding::Binding;
-pub use hol::{admits, delay_budget, hole_rescue, PathView};
+pub use hol::{admits, delay_budget, hole_rescue, PathView, MAX_DELAY_BUDGET};
 pub use policy::{TokenBucket, TokenPolicy};
 pub use ranges::RangeSet;
 pub use rank::{skip_bytes, PipeRate};
