@@ -330,3 +330,54 @@ fn a_budget_held_slow_pipe_is_ranked_by_the_window_it_fills() {
         }
     }
 }
+
+/// Make-before-break (`head.rs`, `exit_slow_start_on_delay`): a pipe made while the
+/// connection delivers leaves slow start on a standing queue, before it overflows its
+/// 50-unit queue, so the old pipe's drain hands over without a loss on the new path; the
+/// same path opened with the connection keeps the paper's slow start, and overshoots.
+#[test]
+fn a_pipe_made_while_the_connection_delivers_leaves_slow_start_before_its_queue_overflows() {
+    let len = 20 << 20;
+    let mut config = config(256 << 10);
+    config.mss = 1000;
+    let old = PathSpec {
+        queue: 50_000,
+        ..path(0, 15, 4.0, 0.0)
+    };
+    let new = PathSpec {
+        queue: 50_000,
+        ..path(0, 31, 4.0, 0.0)
+    };
+    let recoveries = |net: &Net, id: u32| {
+        net.rx
+            .pipes()
+            .find(|p| p.id == PipeId(id))
+            .map(|p| p.recoveries)
+    };
+    // The new path with the connection: slow start overshoots the queue.
+    let mut alone = Net::new(config.clone(), Scheme::Rank, len, 1, 1);
+    alone.add_pipe(new, PipeRole::Primary);
+    alone.run_until(secs(5));
+    assert!(
+        recoveries(&alone, 0).is_some_and(|r| r >= 1),
+        "opened with the connection, the pipe overshoots: {:?}",
+        recoveries(&alone, 0)
+    );
+    // Make-before-break: made at 5 s, the old pipe drains from 5.5 s.
+    let mut mbb = Net::new(config, Scheme::Rank, len, 1, 1);
+    mbb.add_pipe(old, PipeRole::Primary);
+    mbb.run_until(secs(5));
+    mbb.add_pipe(new, PipeRole::Primary);
+    mbb.run_until(Time::from_millis(5_500));
+    mbb.rx.remove_pipe(mbb.now, PipeId(0), Removal::Drain);
+    mbb.run_until(secs(10));
+    assert_eq!(
+        recoveries(&mbb, 1),
+        Some(0),
+        "the joining pipe left slow start before its queue overflowed"
+    );
+    assert!(
+        mbb.rx.pipes().all(|p| p.id != PipeId(0)),
+        "the old pipe drained"
+    );
+}

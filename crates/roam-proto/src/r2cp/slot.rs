@@ -66,6 +66,11 @@ pub(crate) struct Slot {
     pub est: PathEstimate,
     /// Taken for dead after a silence (`hol.rs`): takes no units until it delivers again.
     pub silent: bool,
+    /// Made while the connection was already delivering (`head.rs`,
+    /// `exit_slow_start_on_delay`).
+    pub joined: bool,
+    /// Consecutive RTT samples in slow start above the base RTT by the delay threshold.
+    pub queue_samples: u32,
 }
 
 impl Slot {
@@ -86,6 +91,8 @@ impl Slot {
             requests_sent: 0,
             est: PathEstimate::default(),
             silent: false,
+            joined: false,
+            queue_samples: 0,
         }
     }
 

@@ -278,6 +278,21 @@ impl ReceiverPipe {
         self.in_recovery
     }
 
+    /// True while the controller's window is below its slow-start threshold.
+    pub fn in_slow_start(&self) -> bool {
+        self.cc.window() < self.cc.ssthresh()
+    }
+
+    /// Ends slow start where the window stands: the threshold becomes the window, so the
+    /// controller goes on in congestion avoidance (a controller without a threshold ignores
+    /// it).
+    pub fn end_slow_start(&mut self) {
+        let w = self.cc.window();
+        if w < self.cc.ssthresh() {
+            self.cc.set_window(w, Some(w));
+        }
+    }
+
     /// Couples the controller's increase with the other pipes of an R²CP connection (RFC 6356
     /// LIA, `cc::Coupling`), or uncouples it.
     pub fn set_coupling(&mut self, coupling: Option<Coupling>) {

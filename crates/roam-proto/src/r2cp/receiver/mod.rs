@@ -184,6 +184,7 @@ impl R2cpReceiver {
         let pipe = pipe_for(&self.config, spec.cc, 0);
         let rto = Duration::from_millis(self.config.initial_rto_ms);
         let mut slot = Slot::new(spec, pipe, self.buf.rcv_nxt(), now, rto);
+        slot.joined = self.stats.data_received > 0;
         if self.eof {
             slot.close(now);
         }
@@ -406,6 +407,8 @@ impl R2cpReceiver {
             self.couple();
         }
         let rtt = echo_rtt(now, d.ts_ecr);
+        let hol = self.hol_applies();
+        let mss = self.mss;
         let slot = &mut self.slots[i];
         // Back from global to local (§4.2).
         let bound = slot.binding.local(d.seq).and_then(|l| {
@@ -420,6 +423,9 @@ impl R2cpReceiver {
             Some((local, end)) => {
                 slot.binding.unbind(local);
                 slot.pipe.on_arrival(now, local, rtt);
+                if hol {
+                    Self::exit_slow_start_on_delay(slot, rtt, mss);
+                }
                 // Not past the object a sender reported since (its reservation is gone).
                 end.min(self.range_end)
             }
