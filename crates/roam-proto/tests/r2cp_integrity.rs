@@ -1,6 +1,7 @@
 //! Property test: an R²CP receiver delivers every byte of the object once, in order,
-//! unchanged, under loss on every pipe, a pipe dying mid-transfer and a server vanishing
-//! (rcp-r2cp.txt §4: reliability is per connection, whatever happens to the pipes).
+//! unchanged, under loss on every pipe, drop-tail queues from 20 to 1000 packets (or none), a
+//! pipe dying mid-transfer, a server vanishing and a make-before-break handoff onto a fourth
+//! path (rcp-r2cp.txt §4: reliability is per connection, whatever happens to the pipes).
 
 mod r2cp_support;
 
@@ -23,6 +24,11 @@ struct Case {
     /// Server 1 vanishes at this time (ms).
     vanish: Option<u64>,
     buffer: u64,
+    /// Drop-tail queue of each pipe's data direction, in 1000-byte packets (0: unbounded).
+    queues: Vec<u64>,
+    /// A fourth path (to server 0) joins at this time (ms) and pipe 0 drains (make-before-
+    /// break).
+    join: Option<u64>,
 }
 
 fn case() -> impl Strategy<Value = Case> {
@@ -37,15 +43,21 @@ fn case() -> impl Strategy<Value = Case> {
         proptest::option::of((0usize..3, 50u64..3000, any::<bool>())),
         proptest::option::of(50u64..3000),
         prop_oneof![Just(32_000u64), Just(256_000), Just(4 << 20)],
+        proptest::collection::vec(prop_oneof![Just(0u64), 20u64..1000], 3),
+        proptest::option::of(50u64..3000),
     )
-        .prop_map(|(seed, scheme, paths, dies, vanish, buffer)| Case {
-            seed,
-            scheme,
-            paths,
-            dies,
-            vanish,
-            buffer,
-        })
+        .prop_map(
+            |(seed, scheme, paths, dies, vanish, buffer, queues, join)| Case {
+                seed,
+                scheme,
+                paths,
+                dies,
+                vanish,
+                buffer,
+                queues,
+                join,
+            },
+        )
 }
 
 fn run(c: &Case) -> Net {
@@ -65,12 +77,15 @@ fn run(c: &Case) -> Net {
                 rate: mbps * 1e6 / 8.0,
                 loss,
                 burst: 0,
-                queue: 0,
+                queue: c.queues.get(i).copied().unwrap_or(0) * 1000,
             },
             PipeRole::Primary,
         );
     }
     let mut steps: Vec<(u64, u8)> = Vec::new();
+    if let Some(t) = c.join {
+        steps.push((t, 2));
+    }
     if let Some((_, t, _)) = c.dies {
         steps.push((t, 0));
     }
@@ -85,7 +100,21 @@ fn run(c: &Case) -> Net {
                 let (i, _, brk) = c.dies.unwrap();
                 net.path_down(i, brk.then_some(Removal::Break));
             }
-            _ => net.kill_server(1),
+            1 => net.kill_server(1),
+            _ => {
+                net.add_pipe(
+                    PathSpec {
+                        server: 0,
+                        delay: Duration::from_millis(31),
+                        rate: 4e6 / 8.0,
+                        loss: 0.0,
+                        burst: 0,
+                        queue: 50_000,
+                    },
+                    PipeRole::Primary,
+                );
+                net.rx.remove_pipe(net.now, PipeId(0), Removal::Drain);
+            }
         }
     }
     // One path always survives (path 0 or 1 to server 0 unless both are hit, which the
@@ -95,7 +124,7 @@ fn run(c: &Case) -> Net {
     // deleted). The host then opens a new pipe over the same path, as roam-net's fetcher
     // does, a few times per path; the object must still arrive whole.
     let mut seen = 0;
-    let mut reopens = [0u32; 3];
+    let mut reopens = [0u32; 4];
     let mut t = net.now.as_micros() / 1000;
     while t < 600_000 && !net.rx.is_closed() {
         t += 1000;
@@ -149,6 +178,8 @@ fn ranges_requested_twice_are_never_lost() {
             dies: Some((1, 118, false)),
             vanish: Some(1949),
             buffer: 256_000,
+            queues: vec![0; 3],
+            join: None,
         },
         Case {
             seed: 11461981542101643992,
@@ -157,6 +188,8 @@ fn ranges_requested_twice_are_never_lost() {
             dies: Some((1, 290, false)),
             vanish: Some(1641),
             buffer: 256_000,
+            queues: vec![0; 3],
+            join: None,
         },
     ] {
         let net = run(&c);
