@@ -1,6 +1,6 @@
 //! CUBIC (RFC 9438) with HyStart++ (RFC 9406) in the first slow start, or, selectable as
 //! `cubic-hystart`, with the original HyStart Linux's CUBIC runs by default
-//! ([`super::hystart_classic`]).
+//! (`hystart_classic.rs`).
 //!
 //! Congestion avoidance follows the cubic function of the time since the last congestion
 //! event, `W_cubic(t) = C·(t − K)³ + W_max` (RFC 9438 §4.2, eq. 1), with `C = 0.4` and

@@ -10,7 +10,7 @@ pub mod atl;
 pub mod bbr;
 pub mod cubic;
 mod hystart;
-pub mod hystart_classic;
+mod hystart_classic;
 mod new_reno;
 #[cfg(test)]
 mod props;
@@ -175,7 +175,7 @@ pub enum CcKind {
     /// CUBIC (RFC 9438) with HyStart++ (RFC 9406).
     Cubic,
     /// CUBIC (RFC 9438) leaving slow start by the original HyStart, as Linux's CUBIC does by
-    /// default ([`hystart_classic`]).
+    /// default (`cc/hystart_classic.rs`).
     CubicHyStart,
     /// BBR version 1 (Cardwell et al. 2016), paced.
     Bbr,
