@@ -263,6 +263,7 @@ fn controllers_reproduction_writes_report_and_claims() {
             "lossy-cubic-at-least-newreno",
             "friendliness-lossy-path-controller-within-0.8-1.25",
             "estimated-facts-tcp-excuse-no-congestion-drop",
+            "estimated-facts-r2cp-excuse-no-congestion-drop",
         ],
     );
 }

@@ -4,8 +4,8 @@
 //! 2 Mb/s grid against Linux (`lossy.rs`), sharing a bottleneck with CUBIC
 //! (`friendliness.rs`), the loss-cause classifiers against the simulator's oracle
 //! (`classify.rs`), the rate-based receiver controller RCP-Rate (`rate.rs`) and wireless-loss
-//! facts estimated by the RCP receiver (`facts.rs`) and the TCP receiver (`facts_tcp.rs`)
-//! beside the oracle's. Reference figures are those of `shared/anchors/README.md`, restated in
+//! facts estimated by the RCP receiver and by an R²CP pipe (`facts.rs`) and the TCP receiver
+//! (`facts_tcp.rs`) beside the oracle's. Reference figures are those of `shared/anchors/README.md`, restated in
 //! each module with their source; templates are in `experiments/controllers/`.
 
 mod classify;
@@ -67,10 +67,11 @@ impl Experiment for Controllers {
         facts_tcp::run(ctx, &mut report)?;
         report.section(
             "Not measured here",
-            "Estimated facts exist for RCP receivers (per-hole ELN) and TCP receivers (ELN and \
-             the link reports ATL and the last-link heuristics read); R²CP pipes still take \
-             the link's facts. The test bed's lossy cases beside Linux are not part of this \
-             reproduction.",
+            "Estimated facts exist for RCP receivers and R²CP pipes (per-hole ELN) and TCP \
+             receivers (ELN and the link reports ATL and the last-link heuristics read); the \
+             wireless delay and the channel state are not estimated. R²CP is measured over one \
+             pipe here; `roam get` over several paths still takes the link's facts for R²CP. \
+             The test bed's lossy cases beside Linux are not part of this reproduction.",
         );
         Ok(report)
     }

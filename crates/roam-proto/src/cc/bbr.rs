@@ -172,21 +172,24 @@ impl Bbr {
         self.phase_start = now;
     }
 
-    /// Draft §4.3.4.4: advance the gain cycle after one RTprop in a phase; the probing phase
-    /// (5/4) also waits until in-flight reached 5/4 of the BDP (or a loss), the draining phase
-    /// (3/4) ends early once in-flight is down to one BDP.
-    fn advance_cycle(&mut self, now: Time, in_flight: u64, lost: bool) {
+    /// Draft §4.3.4.4 `BBRIsNextCyclePhase`: advance the gain cycle after one RTprop in a
+    /// phase; the probing phase (5/4) also waits until the data in flight before this event
+    /// (`prior_inflight`) reached `BBRInflight(5/4)` (or a loss), the draining phase (3/4) ends
+    /// early once it is down to `BBRInflight(1.0)`. Both bounds include the three send quanta
+    /// of §4.2.3.2, as Linux's `bbr_is_next_cycle_phase` (`bbr_inflight`); until 2026-11-28
+    /// they were the bare 5/4 BDP and BDP.
+    fn advance_cycle(&mut self, now: Time, prior_inflight: u64, lost: bool) {
         let State::ProbeBw(i) = self.state else {
             return;
         };
         let rt = self.model.rt_prop().unwrap_or(Duration::ZERO);
         let elapsed = now.saturating_since(self.phase_start) > rt;
         let gain = self.pacing_gain();
-        let bdp = self.model.bdp().unwrap_or(0.0);
+        let prior = prior_inflight as f64;
         let next = if gain > 1.0 {
-            elapsed && (lost || in_flight as f64 >= gain * bdp)
+            elapsed && (lost || prior >= self.inflight(gain))
         } else if gain < 1.0 {
-            elapsed || in_flight as f64 <= bdp
+            elapsed || prior <= self.inflight(1.0)
         } else {
             elapsed
         };
@@ -315,7 +318,9 @@ impl CongestionController for Bbr {
         {
             self.enter_probe_bw(ev.now);
         }
-        self.advance_cycle(ev.now, ev.in_flight, false);
+        // The data in flight before this acknowledgement (draft §4.3.4.4 `prior_inflight`).
+        let prior_inflight = ev.in_flight.saturating_add(bytes);
+        self.advance_cycle(ev.now, prior_inflight, false);
         self.check_probe_rtt(ev.now, ev.in_flight);
         self.set_cwnd(bytes, ev.in_flight);
     }
@@ -440,8 +445,11 @@ mod tests {
         assert_eq!(send_quantum(1000, 1e9), 64 * 1024);
     }
 
-    /// The gain cycle: each phase lasts one RTprop; 5/4 also waits for in-flight to reach 5/4
-    /// BDP; 3/4 ends as soon as in-flight is down to one BDP.
+    /// The gain cycle: each phase lasts one RTprop; 5/4 also waits for the in-flight before an
+    /// acknowledgement to reach `BBRInflight(5/4)`; 3/4 ends as soon as it is down to
+    /// `BBRInflight(1)`. BDP 100 kB; at 1.25 MB/s and at 0.75 MB/s the send quantum is two
+    /// 1000-byte segments, so the bounds are 125 + 6 = 131 kB and 100 + 6 = 106 kB (each
+    /// delivery here is 1000 bytes, so prior in-flight = in-flight after it + 1000).
     #[test]
     fn the_gain_cycle() {
         let mut cc = Bbr::new(1000, 10);
@@ -456,17 +464,23 @@ mod tests {
             assert_eq!(cc.state(), State::ProbeBw(phase), "at {ms} ms");
         }
         assert!((cc.pacing_gain() - 1.25).abs() < f64::EPSILON);
-        // Phase 0 lasts past one RTprop while in-flight stays below 125 kB...
+        // Phase 0 lasts past one RTprop while prior in-flight stays below 131 kB (5/4 BDP is
+        // not enough)...
         drive(&mut cc, ms, ms + 150, 100, 110_000);
-        ms += 150;
+        drive(&mut cc, ms + 150, ms + 151, 100, 128_500);
+        ms += 151;
         assert_eq!(cc.state(), State::ProbeBw(0));
         // ...and ends when it reaches it.
-        drive(&mut cc, ms, ms + 1, 100, 126_000);
+        drive(&mut cc, ms, ms + 1, 100, 131_000);
         ms += 1;
         assert_eq!(cc.state(), State::ProbeBw(1));
         assert!((cc.pacing_gain() - 0.75).abs() < f64::EPSILON);
-        // Phase 1 (3/4) ends early when in-flight is at one BDP.
-        drive(&mut cc, ms, ms + 1, 100, 100_000);
+        // Phase 1 (3/4) does not end above 106 kB before one RTprop...
+        drive(&mut cc, ms, ms + 1, 100, 106_000);
+        ms += 1;
+        assert_eq!(cc.state(), State::ProbeBw(1));
+        // ...and ends early once prior in-flight is at most 106 kB.
+        drive(&mut cc, ms, ms + 1, 100, 104_000);
         assert_eq!(cc.state(), State::ProbeBw(2));
     }
 

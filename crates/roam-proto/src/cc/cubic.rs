@@ -1,4 +1,6 @@
-//! CUBIC (RFC 9438) with HyStart++ (RFC 9406) in the first slow start.
+//! CUBIC (RFC 9438) with HyStart++ (RFC 9406) in the first slow start, or, selectable as
+//! `cubic-hystart`, with the original HyStart Linux's CUBIC runs by default
+//! (`hystart_classic.rs`).
 //!
 //! Congestion avoidance follows the cubic function of the time since the last congestion
 //! event, `W_cubic(t) = C·(t − K)³ + W_max` (RFC 9438 §4.2, eq. 1), with `C = 0.4` and
@@ -16,6 +18,7 @@
 use std::time::Duration;
 
 use super::hystart::{HyStart, Phase, CSS_GROWTH_DIVISOR};
+use super::hystart_classic::ClassicHyStart;
 use super::{CongestionController, Delivered, LossCause, LossEvent};
 use crate::Time;
 
@@ -31,6 +34,34 @@ const SLOW_START_LIMIT: u64 = 8;
 /// Largest window kept (bytes): far above any real path, low enough that `f64` stays exact to
 /// the byte and nothing downstream overflows.
 pub const MAX_WINDOW: f64 = (1u64 << 50) as f64;
+
+/// How slow start is left before a loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SlowStartExit {
+    /// HyStart++ (RFC 9406): an RTT rise enters Conservative Slow Start, five more rounds end
+    /// it. Only in the first slow start (§4.2).
+    #[default]
+    HyStartPlusPlus,
+    /// HyStart (Ha & Rhee 2011) with Linux's defaults: an ACK train longer than half the
+    /// minimum RTT, or a round's RTT above the minimum by an eighth (4–16 ms), ends slow start
+    /// at once. As Linux, it runs again in the slow start after a timeout.
+    HyStart,
+}
+
+#[derive(Debug, Clone)]
+enum Exit {
+    PlusPlus(HyStart),
+    Classic(ClassicHyStart),
+}
+
+impl Exit {
+    fn new(kind: SlowStartExit) -> Exit {
+        match kind {
+            SlowStartExit::HyStartPlusPlus => Exit::PlusPlus(HyStart::new()),
+            SlowStartExit::HyStart => Exit::Classic(ClassicHyStart::new()),
+        }
+    }
+}
 
 /// One congestion-avoidance epoch (RFC 9438 §4.2: it starts at the first acknowledgement in
 /// congestion avoidance after a reduction).
@@ -60,12 +91,17 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// Smoothed RTT (RFC 6298 gains), the `RTT` of `W_cubic(t + RTT)`.
     srtt: Option<Duration>,
-    hystart: HyStart,
+    hystart: Exit,
 }
 
 impl Cubic {
     /// A controller with an initial window of `initial_window_segments` segments of `mss` bytes.
     pub fn new(mss: u64, initial_window_segments: u32) -> Self {
+        Self::with_exit(mss, initial_window_segments, SlowStartExit::default())
+    }
+
+    /// As [`Cubic::new`], leaving slow start by `exit`.
+    pub fn with_exit(mss: u64, initial_window_segments: u32, exit: SlowStartExit) -> Self {
         let mss = mss.max(1) as f64;
         Cubic {
             mss,
@@ -76,7 +112,7 @@ impl Cubic {
             w_est: 0.0,
             epoch: None,
             srtt: None,
-            hystart: HyStart::new(),
+            hystart: Exit::new(exit),
         }
     }
 
@@ -128,8 +164,23 @@ impl Cubic {
 
     fn slow_start(&mut self, ev: &Delivered) {
         let mut increase = ev.bytes.min(SLOW_START_LIMIT * self.mss as u64) as f64;
-        let running = self.hystart.phase() != Phase::Done;
-        let phase = self.hystart.on_ack(ev.bytes, ev.in_flight, ev.rtt);
+        let hystart = match &mut self.hystart {
+            Exit::PlusPlus(h) => h,
+            Exit::Classic(h) => {
+                let segments = (self.cwnd / self.mss) as u64;
+                if h.on_ack(ev.now, ev.bytes, ev.in_flight, ev.rtt, segments) {
+                    // HyStart found the pipe full: `ssthresh = cwnd`, congestion avoidance
+                    // from the next acknowledgement (Linux ends slow start before growing on
+                    // this one).
+                    self.ssthresh = self.cwnd as u64;
+                } else {
+                    self.set_cwnd(self.cwnd + increase);
+                }
+                return;
+            }
+        };
+        let running = hystart.phase() != Phase::Done;
+        let phase = hystart.on_ack(ev.bytes, ev.in_flight, ev.rtt);
         if let Phase::Css { .. } = phase {
             // RFC 9406 §4.2: CSS grows by N / CSS_GROWTH_DIVISOR.
             increase /= CSS_GROWTH_DIVISOR as f64;
@@ -178,15 +229,22 @@ impl Cubic {
         let ssthresh = (self.cwnd * BETA).max(2.0 * self.mss);
         self.ssthresh = ssthresh as u64;
         self.epoch = None;
-        // RFC 9406 §4.2: HyStart++ runs only in the first slow start.
-        self.hystart.finish();
+        // RFC 9406 §4.2: HyStart++ runs only in the first slow start; HyStart (Linux) waits
+        // for a timeout to run again.
+        match &mut self.hystart {
+            Exit::PlusPlus(h) => h.finish(),
+            Exit::Classic(h) => h.finish(),
+        }
         ssthresh
     }
 }
 
 impl CongestionController for Cubic {
     fn name(&self) -> &'static str {
-        "cubic"
+        match self.hystart {
+            Exit::PlusPlus(_) => "cubic",
+            Exit::Classic(_) => "cubic-hystart",
+        }
     }
 
     fn window(&self) -> u64 {
@@ -230,6 +288,11 @@ impl CongestionController for Cubic {
         self.reduce();
         self.w_max = 0.0;
         self.set_cwnd(self.mss);
+        // Linux resets CUBIC and HyStart on entering Loss (`cubictcp_state`): HyStart runs
+        // again in the slow start that follows, with a fresh minimum RTT.
+        if let Exit::Classic(h) = &mut self.hystart {
+            *h = ClassicHyStart::new();
+        }
     }
 
     fn on_rtt_sample(&mut self, _now: Time, rtt: Duration, _min_rtt: Duration) {
@@ -384,6 +447,34 @@ mod tests {
         }
         assert!(cc.ssthresh() < u64::MAX, "HyStart++ set ssthresh");
         assert!(cc.ssthresh() <= cc.window());
+    }
+
+    /// `cubic-hystart`: IW 16 (HyStart's low window), ACKs 5 ms apart (no ACK train), 40 ms
+    /// for the first round (16 ACKs: it ends at the 17th, with 32 000 bytes then in flight),
+    /// 50 ms after. The 50 ms round's ninth sample (ACK 25) is above 40 + max(4, 5) ms: slow
+    /// start ends there with ssthresh = cwnd = 16 + 24 segments, and without CSS.
+    #[test]
+    fn classic_hystart_ends_slow_start_at_once() {
+        let mut cc = Cubic::with_exit(1000, 16, SlowStartExit::HyStart);
+        assert_eq!(cc.name(), "cubic-hystart");
+        for k in 1..=25u64 {
+            let rtt = if k <= 16 { 40 } else { 50 };
+            cc.on_delivered(&Delivered {
+                in_flight: cc.window(),
+                ..ack(5 * k, 1000, Some(rtt))
+            });
+            if k == 24 {
+                assert_eq!(cc.ssthresh(), u64::MAX);
+                assert_eq!(cc.window(), 40_000);
+            }
+        }
+        assert_eq!((cc.window(), cc.ssthresh()), (40_000, 40_000));
+        // Congestion avoidance now: the next ACK adds far less than a segment.
+        cc.on_delivered(&Delivered {
+            in_flight: 40_000,
+            ..ack(130, 1000, Some(50))
+        });
+        assert!(cc.window() < 40_100, "{}", cc.window());
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod atl;
 pub mod bbr;
 pub mod cubic;
 mod hystart;
+mod hystart_classic;
 mod new_reno;
 #[cfg(test)]
 mod props;
@@ -173,6 +174,9 @@ pub enum CcKind {
     Atl,
     /// CUBIC (RFC 9438) with HyStart++ (RFC 9406).
     Cubic,
+    /// CUBIC (RFC 9438) leaving slow start by the original HyStart, as Linux's CUBIC does by
+    /// default (`cc/hystart_classic.rs`).
+    CubicHyStart,
     /// BBR version 1 (Cardwell et al. 2016), paced.
     Bbr,
 }
@@ -184,6 +188,7 @@ impl CcKind {
         CcKind::Westwood,
         CcKind::Atl,
         CcKind::Cubic,
+        CcKind::CubicHyStart,
         CcKind::Bbr,
     ];
 
@@ -194,6 +199,7 @@ impl CcKind {
             CcKind::Westwood => "westwood",
             CcKind::Atl => "atl",
             CcKind::Cubic => "cubic",
+            CcKind::CubicHyStart => "cubic-hystart",
             CcKind::Bbr => "bbr",
         }
     }
@@ -205,6 +211,11 @@ impl CcKind {
             CcKind::Westwood => Box::new(Westwood::new(mss, initial_window_segments)),
             CcKind::Atl => Box::new(TcpAtl::new(mss, initial_window_segments)),
             CcKind::Cubic => Box::new(Cubic::new(mss, initial_window_segments)),
+            CcKind::CubicHyStart => Box::new(Cubic::with_exit(
+                mss,
+                initial_window_segments,
+                cubic::SlowStartExit::HyStart,
+            )),
             CcKind::Bbr => Box::new(Bbr::new(mss, initial_window_segments)),
         }
     }

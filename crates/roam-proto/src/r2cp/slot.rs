@@ -12,6 +12,7 @@ use roam_wire::{ConnId, Flags, PullBlock, RequestMode, Token};
 use super::binding::Binding;
 use super::estimate::PathEstimate;
 use super::{PipeId, PipeSpec};
+use crate::rcp::estimated_facts::HoleJudge;
 use crate::rcp::{ControlTimer, ReceiverPipe, RequestWire};
 use crate::Time;
 
@@ -71,6 +72,10 @@ pub(crate) struct Slot {
     pub joined: bool,
     /// Consecutive RTT samples in slow start above the base RTT by the delay threshold.
     pub queue_samples: u32,
+    /// Wireless-loss facts estimated for this pipe (issue 30): its holes judged from its own
+    /// arrivals, in its local sequence space, instead of reported by the host. `None`: the
+    /// host's corruption reports.
+    pub judge: Option<HoleJudge>,
 }
 
 impl Slot {
@@ -93,6 +98,31 @@ impl Slot {
             silent: false,
             joined: false,
             queue_samples: 0,
+            judge: None,
+        }
+    }
+
+    /// DATA for the local unit `[local, local + len)` arrived at `now` with the sender's
+    /// timestamp `ts_val`. With an estimator, a hole it reveals in the pipe's local sequence
+    /// space (units requested through this pipe before it and not yet arrived) that the judge
+    /// calls wireless has its outstanding units marked corrupted, as the host's report would
+    /// (`rcp/estimated_facts.rs`; local sequence numbers follow the pipe's request order,
+    /// rcp-r2cp.txt §4.2, so a pipe's holes are gaps there, whatever their global offsets).
+    pub fn judge_arrival(&mut self, now: Time, local: u64, len: u64, ts_val: u32) {
+        let Some(judge) = self.judge.as_mut() else {
+            return;
+        };
+        let Some((from, to)) = judge.on_data(now, local, local.saturating_add(len), ts_val) else {
+            return;
+        };
+        let holes: Vec<u64> = self
+            .pipe
+            .outstanding()
+            .map(|(s, _)| s)
+            .filter(|s| (from..to).contains(s))
+            .collect();
+        for s in holes {
+            self.pipe.note_corrupted(s);
         }
     }
 
@@ -193,5 +223,70 @@ impl Slot {
         req.encode(buf);
         self.requests_sent += 1;
         Some(buf.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use roam_wire::ConnId;
+
+    use super::*;
+    use crate::cc::CcKind;
+    use crate::endpoint::PathId;
+    use crate::loss_cause::Scheme;
+    use crate::r2cp::PipeRole;
+    use crate::rcp::{pipe_for, RcpCc, RcpConfig};
+
+    /// Ten 1000-byte units requested through one pipe (local 0..10 000); units 4 and 5 are
+    /// lost. Arrivals at a steady 50 ms one-way time after one 150 ms spike (Spike's range
+    /// [50, 150] ms, as in `rcp/estimated_facts.rs`): the hole [4000, 6000) that unit 6 reveals
+    /// is judged wireless, so with an estimator the three later arrivals answer it as two
+    /// wireless holes without a window cut; without one, as a congestion loss.
+    fn run(estimate: bool) -> (u64, u64) {
+        let config = RcpConfig {
+            mss: 1000,
+            eln: true,
+            ..RcpConfig::default()
+        };
+        let cc = RcpCc::Shared(CcKind::NewReno);
+        let spec = PipeSpec {
+            id: PipeId(1),
+            conn_id: ConnId(7),
+            path: PathId(0),
+            role: PipeRole::Primary,
+            cc,
+        };
+        let rto = Duration::from_secs(1);
+        let mut slot = Slot::new(spec, pipe_for(&config, cc, 0), 0, Time::ZERO, rto);
+        if estimate {
+            slot.judge = Some(HoleJudge::new(Scheme::Spike, 1000));
+        }
+        for i in 0..10 {
+            slot.pipe.on_requested(Time::ZERO, i * 1000, (i + 1) * 1000);
+        }
+        // (arrival ms, unit, sender timestamp µs): one-way times 50, 50, 150, 50, then 50.
+        let arrivals = [
+            (100, 0, 50_000),
+            (200, 1, 150_000),
+            (400, 2, 250_000),
+            (500, 3, 450_000),
+            (600, 6, 550_000),
+            (610, 7, 560_000),
+            (620, 8, 570_000),
+            (630, 9, 580_000),
+        ];
+        for (ms, unit, ts) in arrivals {
+            let now = Time::from_millis(ms);
+            slot.judge_arrival(now, unit * 1000, 1000, ts);
+            slot.pipe.on_arrival(now, unit * 1000, None);
+        }
+        let s = slot.pipe.stats();
+        (s.wireless_holes, s.recoveries)
+    }
+
+    #[test]
+    fn a_pipe_judges_the_holes_of_its_local_sequence_space() {
+        assert_eq!(run(true), (2, 0));
+        assert_eq!(run(false), (0, 1));
     }
 }

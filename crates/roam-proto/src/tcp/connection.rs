@@ -168,7 +168,7 @@ fn heap_slack(cc: CcKind) -> usize {
     match cc {
         CcKind::Atl => SMALL + 8192 * 16,
         CcKind::Bbr => SMALL + 2 * crate::cc::bbr::model::SNAPSHOTS * 16 + 2 * 12 * 16,
-        CcKind::NewReno | CcKind::Westwood | CcKind::Cubic => SMALL,
+        CcKind::NewReno | CcKind::Westwood | CcKind::Cubic | CcKind::CubicHyStart => SMALL,
     }
 }
 

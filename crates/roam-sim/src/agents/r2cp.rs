@@ -27,6 +27,7 @@ use roam_proto::endpoint::{
     Endpoint, EndpointConfig, EndpointConnection, EndpointEvent, Handle, NoAcceptor, PathId,
     TokenKey,
 };
+use roam_proto::loss_cause::Scheme as LossScheme;
 use roam_proto::r2cp::reopen::{PipeWatch, Reopen};
 use roam_proto::r2cp::{
     PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpReceiver, Removal, Scheme, TokenPolicy,
@@ -55,6 +56,9 @@ pub struct PipePlan {
     pub stop: Option<(Time, Removal)>,
     /// Role under the policy.
     pub role: PipeRole,
+    /// The pipe estimates its wireless-loss facts itself (Spike, issue 30); the link's
+    /// corruption reports are not passed to it.
+    pub estimated_facts: bool,
 }
 
 /// How to build an R²CP receiver agent.
@@ -231,6 +235,9 @@ impl R2cpReceiverAgent {
                         cc: self.p.cc,
                     };
                     if conn.add_pipe(now, spec).is_ok() {
+                        if plan.estimated_facts {
+                            conn.set_loss_estimator(id, Some(LossScheme::Spike));
+                        }
                         if let Some(info) = ctx.link_info(plan.iface) {
                             conn.set_link_info(now, id, &info);
                         }
@@ -349,16 +356,20 @@ impl R2cpReceiverAgent {
         let Some(conn) = self.connection() else {
             return;
         };
-        let (mut rereq, mut timeouts) = (0, 0);
+        let (mut rereq, mut timeouts, mut recoveries, mut excused) = (0, 0, 0, 0);
         for p in conn.pipes() {
             rereq += p.rerequests;
             timeouts += p.timeouts;
+            recoveries += p.recoveries;
+            excused += p.wireless_holes;
         }
         let s = conn.stats();
         let gave_up = conn.pipes().next().is_none() && !conn.is_complete() && self.failed;
         let c = ctx.counters(flow);
         c.retransmitted_segments = c.retransmitted_segments.max(s.bytes_rebound / 1000 + rereq);
         c.timeouts = c.timeouts.max(timeouts);
+        c.recoveries = c.recoveries.max(recoveries);
+        c.wireless_excused = c.wireless_excused.max(excused);
         c.multipath = Some(multipath_result(&s));
         if gave_up {
             c.fail(now, FlowFailure::GaveUp);
@@ -442,7 +453,8 @@ impl Agent for R2cpReceiverAgent {
             Data::decode(&packet.payload),
         ) {
             for (plan, id) in self.p.pipes.iter().zip(&self.live) {
-                if let (true, Some(id)) = (plan.iface == iface, id) {
+                // A pipe that estimates its facts gets no corruption report (issue 30).
+                if let (true, false, Some(id)) = (plan.iface == iface, plan.estimated_facts, id) {
                     conn.note_corrupted(*id, d.seq);
                 }
             }

@@ -25,6 +25,9 @@
 //! stop = "20s"               # deleted then …
 //! removal = "drain"          # … make-before-break ("drain") or break-before-make ("break")
 //! role = "secondary"         # "primary" (default) or "secondary" under the policy
+//! facts = "estimated"        # the pipe judges its own holes (Spike, issue 30) instead of the
+//!                            # link's corruption reports ("oracle"); needs `[flow.rcp] eln`.
+//!                            # Default: `[flow.rcp] facts`, else "oracle"
 //! ```
 //! Without any `[[flow.r2cp.pipe]]`, one pipe runs from `to_iface` to `from`.
 
@@ -55,6 +58,9 @@ pub struct PipeSetup {
     pub stop: Option<(Duration, Removal)>,
     /// Policy role.
     pub role: PipeRole,
+    /// Wireless-loss facts estimated by the pipe itself (`facts = "estimated"`) instead of
+    /// the link's corruption reports.
+    pub estimated_facts: bool,
 }
 
 /// How to build an R²CP flow.
@@ -107,11 +113,12 @@ pub(crate) fn parse(
     links: &[LinkSpec],
 ) -> Result<R2cpSetup, String> {
     let mss = u64::from(rcp.config.mss);
+    let facts = rcp.estimated_facts;
     let Some(mut t) = f.sub("r2cp")? else {
         return Ok(R2cpSetup {
             rcp,
             scheme: Scheme::Rank,
-            pipes: vec![default_pipe(d)],
+            pipes: vec![default_pipe(d, facts)],
             policy: None,
             coupled: false,
             stall: None,
@@ -190,6 +197,23 @@ pub(crate) fn parse(
                 ))
             }
         };
+        let estimated_facts = match p.get::<String>("facts")?.as_deref() {
+            None => facts,
+            Some("oracle") => false,
+            Some("estimated") if rcp.config.eln => true,
+            Some("estimated") => {
+                return Err(p.err(
+                    "facts",
+                    "\"estimated\" feeds ELN; set [flow.rcp] eln = true",
+                ))
+            }
+            Some(other) => {
+                return Err(p.err(
+                    "facts",
+                    format!("expected \"oracle\" or \"estimated\", got {other:?}"),
+                ))
+            }
+        };
         p.finish()?;
         pipes.push(PipeSetup {
             iface,
@@ -198,11 +222,12 @@ pub(crate) fn parse(
             start,
             stop: stop.map(|s| (s, removal)),
             role,
+            estimated_facts,
         });
     }
     t.finish()?;
     if pipes.is_empty() {
-        pipes.push(default_pipe(d));
+        pipes.push(default_pipe(d, facts));
     }
     for p in &pipes {
         if pipes
@@ -228,7 +253,7 @@ pub(crate) fn parse(
     })
 }
 
-fn default_pipe(d: &Defaults) -> PipeSetup {
+fn default_pipe(d: &Defaults, estimated_facts: bool) -> PipeSetup {
     PipeSetup {
         iface: d.to_iface,
         server: d.from,
@@ -236,6 +261,7 @@ fn default_pipe(d: &Defaults) -> PipeSetup {
         start: Duration::ZERO,
         stop: None,
         role: PipeRole::Primary,
+        estimated_facts,
     }
 }
 
@@ -268,6 +294,7 @@ pub(crate) fn agents(setup: &R2cpSetup, e: &R2cpEnds) -> (Box<dyn Agent>, Vec<Bo
             start: e.start + p.start,
             stop: p.stop.map(|(t, how)| (e.start + t, how)),
             role: p.role,
+            estimated_facts: p.estimated_facts,
         })
         .collect();
     let receiver = r2cp_receiver(R2cpReceiverParams {

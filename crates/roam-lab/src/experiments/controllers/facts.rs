@@ -3,7 +3,9 @@
 //! grid of part 2 (`lossy-rcp.toml`): no ELN, ELN fed by the link's corruption reports
 //! (oracle), ELN fed by the receiver's own Spike judgement (estimated); and a congestion-only
 //! path (no random loss, 30-packet queue), where an estimator that excused a drop would hide
-//! congestion from the controller.
+//! congestion from the controller. The same runs again with an R²CP download over one pipe on
+//! the same path (`lossy-r2cp.toml`): an R²CP pipe judges the holes of its own local sequence
+//! space (`[[flow.r2cp.pipe]] facts`, by default `[flow.rcp] facts`).
 
 use super::grid::{self, Column};
 use super::{run_all, template};
@@ -33,17 +35,64 @@ fn column((label, facts): (&str, Option<&str>)) -> Column {
     }
 }
 
-/// Runs the grid and the congestion-only path; adds the tables and the claim.
+/// One protocol's runs: its template, the label of its runs, its section titles and claim.
+struct Protocol {
+    template: &'static str,
+    label: &'static str,
+    section: &'static str,
+    text: &'static str,
+    congestion_title: &'static str,
+    claim: (&'static str, &'static str),
+}
+
+/// RCP, then R²CP over one pipe.
+const PROTOCOLS: [Protocol; 2] = [
+    Protocol {
+        template: "lossy-rcp.toml",
+        label: "facts",
+        section: "Estimated wireless-loss facts beside the oracle",
+        text: "RCP NewReno on the lossy 2 Mb/s grid (`lossy-rcp.toml`)",
+        congestion_title: "Estimated facts on a congestion-only path",
+        claim: (
+            "estimated-facts-excuse-no-congestion-drop",
+            "With facts estimated by the receiver, RCP excuses no hole as wireless on a path \
+             whose only losses are queue drops",
+        ),
+    },
+    Protocol {
+        template: "lossy-r2cp.toml",
+        label: "facts-r2cp",
+        section: "Estimated facts for an R²CP pipe beside the oracle",
+        text: "R²CP NewReno over one pipe on the same grid (`lossy-r2cp.toml`; the pipe judges \
+               the holes of its own local sequence space)",
+        congestion_title: "Estimated facts for an R²CP pipe on a congestion-only path",
+        claim: (
+            "estimated-facts-r2cp-excuse-no-congestion-drop",
+            "With facts estimated by the pipe, an R²CP pipe excuses no hole as wireless on a \
+             path whose only losses are queue drops",
+        ),
+    },
+];
+
+/// Runs the grid and the congestion-only path for RCP and for R²CP; adds the tables and the
+/// claims.
 pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
-    let t = template(ctx, "lossy-rcp.toml")?;
+    for p in &PROTOCOLS {
+        run_protocol(ctx, report, p)?;
+    }
+    Ok(())
+}
+
+fn run_protocol(ctx: &Ctx, report: &mut Report, proto: &Protocol) -> Result<(), LabError> {
+    let t = template(ctx, proto.template)?;
     let seeds: Vec<u64> = (1..=ctx.pick(1, 3)).collect();
     let duration = ctx.pick("10s", "30s");
     let columns = FACTS.map(column);
-    let mut sets = grid::sets("facts", &columns, &seeds, duration);
+    let mut sets = grid::sets(proto.label, &columns, &seeds, duration);
     sets.extend(
         columns
             .iter()
-            .map(|c| grid::congestion_only("facts", c, duration)),
+            .map(|c| grid::congestion_only(proto.label, c, duration)),
     );
     let runs = run_all(ctx, &t, sets)?;
     let (grid, congestion) = runs.split_at(runs.len() - FACTS.len());
@@ -68,13 +117,13 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         rows.push(cells);
     }
     report.section(
-        "Estimated wireless-loss facts beside the oracle",
+        proto.section,
         &format!(
-            "RCP NewReno on the lossy 2 Mb/s grid (`lossy-rcp.toml`), {duration}, {} seed(s) \
-             per cell, mean ± 95 % CI (Mb/s): without ELN; with per-hole ELN fed by the link's \
+            "{}, {duration}, {} seed(s) per cell, mean ± 95 % CI (Mb/s): without ELN; with per-hole ELN fed by the link's \
              corruption reports (oracle); with ELN fed by the receiver's own judgement of each \
              hole (Spike on the one-way time, `[flow.rcp] facts = \"estimated\"`). The last \
              columns count the holes excused as wireless per run.",
+            proto.text,
             seeds.len()
         ),
     );
@@ -92,14 +141,10 @@ pub(super) fn run(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     );
     grid::congestion_only_claim(
         report,
-        ("Estimated facts on a congestion-only path", "facts"),
+        (proto.congestion_title, "facts"),
         &FACTS.map(|(label, _)| label),
         congestion,
-        (
-            "estimated-facts-excuse-no-congestion-drop",
-            "With facts estimated by the receiver, RCP excuses no hole as wireless on a path \
-             whose only losses are queue drops",
-        ),
+        proto.claim,
     );
     Ok(())
 }

@@ -19,6 +19,8 @@ mod schedule;
 use super::{PipeId, PipeSpec, R2cpError, R2cpEvent, Removal, Scheme};
 use crate::endpoint::{EndpointConnection, Outgoing, PathId};
 use crate::linkinfo::LinkInfo;
+use crate::loss_cause::Scheme as LossScheme;
+use crate::rcp::estimated_facts::HoleJudge;
 use crate::rcp::{
     echo_rtt, pipe_for, Arrival, ControlDue, ControlTimer, Phase, RcpConfig, RecvBuffer,
 };
@@ -87,6 +89,8 @@ pub struct PipeInfo {
     pub recoveries: u64,
     /// Holes declared and then answered by their original request (reordering, not loss).
     pub spurious_holes: u64,
+    /// Holes answered without a window cut because they were wireless losses (ELN).
+    pub wireless_holes: u64,
 }
 
 /// An R²CP connection at the receiver. See the module docs and `docs/R2CP.md`.
@@ -251,10 +255,26 @@ impl R2cpReceiver {
         }
     }
 
-    /// The host saw a DATA for global offset `seq` corrupted on pipe `id`'s wireless hop
-    /// (per-hole ELN, §3.4.2).
-    pub fn note_corrupted(&mut self, id: PipeId, seq: u64) {
+    /// Pipe `id` estimates its wireless-loss facts itself (`Some(scheme)`, issue 30): every
+    /// hole an arrival reveals in its local sequence space is judged by `scheme`
+    /// (`crate::loss_cause`) and, if judged wireless, marked corrupted as
+    /// [`R2cpReceiver::note_corrupted`] would mark it; the host's reports for the pipe are then
+    /// ignored. `None` (the default): facts come from the host. Unknown ids are ignored.
+    pub fn set_loss_estimator(&mut self, id: PipeId, scheme: Option<LossScheme>) {
+        let mss = self.mss;
         if let Some(s) = self.slots.iter_mut().find(|s| s.id() == id) {
+            s.judge = scheme.map(|sc| HoleJudge::new(sc, mss));
+        }
+    }
+
+    /// The host saw a DATA for global offset `seq` corrupted on pipe `id`'s wireless hop
+    /// (per-hole ELN, §3.4.2). Ignored for a pipe that estimates its facts.
+    pub fn note_corrupted(&mut self, id: PipeId, seq: u64) {
+        if let Some(s) = self
+            .slots
+            .iter_mut()
+            .find(|s| s.id() == id && s.judge.is_none())
+        {
             if let Some(local) = s.binding.local(seq) {
                 s.pipe.note_corrupted(local);
             }
@@ -288,6 +308,7 @@ impl R2cpReceiver {
                 timeouts: ps.timeouts,
                 recoveries: ps.recoveries,
                 spurious_holes: ps.spurious_holes,
+                wireless_holes: ps.wireless_holes,
             }
         })
     }
@@ -422,6 +443,7 @@ impl R2cpReceiver {
         let limit = match bound {
             Some((local, end)) => {
                 slot.binding.unbind(local);
+                slot.judge_arrival(now, local, d.payload.len() as u64, d.ts_val);
                 slot.pipe.on_arrival(now, local, rtt);
                 if hol {
                     Self::exit_slow_start_on_delay(slot, rtt, mss);
