@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+
+pub use crate::cmd::Format;
 
 /// roam — transport protocols for mobile hosts on wireless networks.
 #[derive(Debug, Parser)]
@@ -172,15 +174,6 @@ pub struct ReproduceArgs {
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// How `roam sim` reports on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A human-readable table (summary on stdout, timing on stderr).
-    Table,
-    /// Exactly one JSON object on stdout (deterministic for a scenario and seed).
-    Json,
 }
 
 /// A `key=value` scenario override.
