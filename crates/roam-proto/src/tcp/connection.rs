@@ -10,7 +10,7 @@ use roam_wire::{
     Segment, SegmentHead,
 };
 
-use super::config::Facts;
+use super::config::{Facts, TcpConfigError};
 use super::cookie::Negotiated;
 pub use super::cookie::MAX_ISN;
 use super::estimated_facts::FactsEstimator;
@@ -101,7 +101,7 @@ pub struct ConnStats {
 pub enum OpenError {
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[from] TcpConfigError),
     /// An initial sequence number above [`MAX_ISN`].
     #[error("initial sequence number {0} above {MAX_ISN}")]
     IsnOutOfRange(u64),
