@@ -8,7 +8,7 @@ use roam_proto::Time;
 use super::http::{http_agents, HttpEnds};
 use super::ptcp::{ptcp_agents, PtcpParams, PtcpPipePlan};
 use super::udp::{self, ParetoParams, UdpSourceParams};
-use crate::agent::{Addr, Agent, FlowIdx, IfaceIdx, SockAddr};
+use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
 use crate::scenario::routing::Routing;
 use crate::scenario::{FlowKind, FlowSpec, PtcpSetup};
 
@@ -31,9 +31,12 @@ pub(crate) struct FlowEnds<'a> {
 }
 
 impl FlowEnds<'_> {
-    /// The address of host `node`'s interface `iface`.
-    pub fn addr(&self, node: usize, iface: u32) -> Addr {
-        self.routing.addr(node, iface)
+    /// Host `node`'s interface `iface`, port `port`.
+    pub fn at(&self, node: usize, iface: u32, port: u16) -> SockAddr {
+        SockAddr {
+            addr: self.routing.addr(node, iface),
+            port,
+        }
     }
 
     /// The sending agent's interface.
@@ -48,18 +51,12 @@ impl FlowEnds<'_> {
 
     /// The sending agent's address and port.
     pub fn sender(&self) -> SockAddr {
-        SockAddr {
-            addr: self.addr(self.spec.from, self.spec.from_iface),
-            port: self.sender_port,
-        }
+        self.at(self.spec.from, self.spec.from_iface, self.sender_port)
     }
 
     /// The receiving agent's address and port.
     pub fn receiver(&self) -> SockAddr {
-        SockAddr {
-            addr: self.addr(self.spec.to, self.spec.to_iface),
-            port: self.receiver_port,
-        }
+        self.at(self.spec.to, self.spec.to_iface, self.receiver_port)
     }
 
     /// When the flow starts.
@@ -151,15 +148,9 @@ fn ptcp(setup: &PtcpSetup, e: &FlowEnds<'_>) -> FlowAgents {
         .iter()
         .map(|p| PtcpPipePlan {
             from_iface: IfaceIdx(p.from_iface),
-            sender: SockAddr {
-                addr: e.addr(f.from, p.from_iface),
-                port: e.sender_port,
-            },
+            sender: e.at(f.from, p.from_iface, e.sender_port),
             to_iface: IfaceIdx(p.to_iface),
-            receiver: SockAddr {
-                addr: e.addr(f.to, p.to_iface),
-                port: e.receiver_port,
-            },
+            receiver: e.at(f.to, p.to_iface, e.receiver_port),
             cc: p.cc,
         })
         .collect();

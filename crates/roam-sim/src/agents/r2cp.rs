@@ -473,10 +473,7 @@ pub(crate) fn build(setup: &R2cpSetup, e: &FlowEnds<'_>) -> FlowAgents {
         .iter()
         .map(|p| PipePlan {
             iface: IfaceIdx(p.iface),
-            server: SockAddr {
-                addr: e.addr(p.server, p.server_iface),
-                port: e.sender_port,
-            },
+            server: e.at(p.server, p.server_iface, e.sender_port),
             start: start + p.start,
             stop: p.stop.map(|(t, how)| (start + t, how)),
             role: p.role,
