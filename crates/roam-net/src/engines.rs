@@ -16,7 +16,7 @@ use roam_proto::r2cp::R2cpReceiver;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig, RcpReceiver, RcpSender};
 use roam_proto::tcp::{self, Facts, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
-use roam_wire::{ConnId, PacketType};
+use roam_wire::{ConnId, Header, PacketType};
 
 use crate::NetError;
 
@@ -174,13 +174,13 @@ impl Acceptor for ServerAcceptor {
         out: &mut Vec<u8>,
     ) -> Unknown<NetConn> {
         out.clear();
-        match datagram.get(1).map(|b| PacketType::from_u8(*b)) {
-            Some(Ok(PacketType::Segment)) => {
+        match Header::peek_packet_type(datagram) {
+            Ok(PacketType::Segment) => {
                 boxed(self.tcp.on_unknown(now, key, peer, datagram, out), |c| {
                     NetConn::Tcp(Box::new(c))
                 })
             }
-            Some(Ok(PacketType::Request)) => {
+            Ok(PacketType::Request) => {
                 boxed(self.rcp.on_unknown(now, key, peer, datagram, out), |c| {
                     NetConn::RcpSender(Box::new(c))
                 })
@@ -190,9 +190,9 @@ impl Acceptor for ServerAcceptor {
     }
 
     fn refuse(&mut self, now: Time, datagram: &[u8], out: &mut Vec<u8>) -> Option<usize> {
-        match datagram.get(1).map(|b| PacketType::from_u8(*b)) {
-            Some(Ok(PacketType::Segment)) => self.tcp.refuse(now, datagram, out),
-            Some(Ok(PacketType::Request)) => self.rcp.refuse(now, datagram, out),
+        match Header::peek_packet_type(datagram) {
+            Ok(PacketType::Segment) => self.tcp.refuse(now, datagram, out),
+            Ok(PacketType::Request) => self.rcp.refuse(now, datagram, out),
             _ => None,
         }
     }

@@ -70,7 +70,7 @@ pub use driver::{random_key, random_u64, Driver, DriverStats, NetEndpoint};
 pub use engines::{NetConn, ServerAcceptor};
 pub use error::NetError;
 pub use fetch::{fetch, fetch_tcp, FetchPlan, FetchReport, Progress};
-pub use links::LinkTable;
+pub use links::{LinkFactsError, LinkTable};
 pub use local_status::LocalStatus;
 pub use perf::{perf_rcp, perf_tcp, Amount, PerfReport};
 pub use pipe_meter::PipeProgress;

@@ -45,7 +45,7 @@ impl LinkTable {
     /// `handoffs` (a count; changing it means "a new network"), and the flag `wired` (the
     /// facts describe a wired hop; otherwise the hop is wireless). An IPv6 address is
     /// written in brackets: `[fe80::1]:pw=0.01`.
-    pub fn parse_entry(&mut self, s: &str) -> Result<(), String> {
+    pub fn parse_entry(&mut self, s: &str) -> Result<(), LinkFactsError> {
         let (addr, facts) = split_addr(s)?;
         let mut info = LinkInfo {
             wireless: true,
@@ -62,14 +62,10 @@ impl LinkTable {
                 "handoffs" => {
                     info.handoffs = v
                         .parse()
-                        .map_err(|_| format!("handoffs={v}: expected a count"))?
+                        .map_err(|_| LinkFactsError::Handoffs(v.to_string()))?
                 }
                 "wired" if v.is_empty() => info.wireless = false,
-                _ => {
-                    return Err(format!(
-                        "unknown link fact {kv:?} (expected pw=, per=, dw=, bw=, handoffs=, wired)"
-                    ))
-                }
+                _ => return Err(LinkFactsError::Unknown(kv.to_string())),
             }
         }
         self.insert(addr, info);
@@ -80,21 +76,24 @@ impl LinkTable {
     /// in the syntax of [`LinkTable::parse_entry`]; blank lines and text after `#` are
     /// ignored; a later entry for the same address replaces an earlier one. The error names
     /// the first bad line (1-based).
-    pub fn parse_file(&mut self, text: &str) -> Result<(), String> {
+    pub fn parse_file(&mut self, text: &str) -> Result<(), LinkFactsError> {
         for (i, line) in text.lines().enumerate() {
             let entry = line.split('#').next().unwrap_or("").trim();
             if entry.is_empty() {
                 continue;
             }
             self.parse_entry(entry)
-                .map_err(|why| format!("line {}: {why}", i + 1))?;
+                .map_err(|why| LinkFactsError::Line {
+                    line: i + 1,
+                    error: Box::new(why),
+                })?;
         }
         Ok(())
     }
 }
 
-fn split_addr(s: &str) -> Result<(IpAddr, &str), String> {
-    let err = || format!("{s:?}: expected ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01");
+fn split_addr(s: &str) -> Result<(IpAddr, &str), LinkFactsError> {
+    let err = || LinkFactsError::Syntax(s.to_string());
     let (addr, rest) = if let Some(r) = s.strip_prefix('[') {
         let (a, rest) = r.split_once(']').ok_or_else(err)?;
         (a, rest.strip_prefix(':').unwrap_or(rest))
@@ -103,14 +102,17 @@ fn split_addr(s: &str) -> Result<(IpAddr, &str), String> {
     };
     let addr = addr
         .parse()
-        .map_err(|_| format!("{addr:?} is not an IP address"))?;
+        .map_err(|_| LinkFactsError::Address(addr.to_string()))?;
     Ok((addr, rest))
 }
 
-fn probability(k: &str, v: &str) -> Result<f64, String> {
+fn probability(k: &str, v: &str) -> Result<f64, LinkFactsError> {
     match v.parse::<f64>() {
         Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        _ => Err(format!("{k}={v}: expected a probability between 0 and 1")),
+        _ => Err(LinkFactsError::Probability {
+            key: k.to_string(),
+            value: v.to_string(),
+        }),
     }
 }
 
@@ -125,23 +127,61 @@ fn number_with_unit<'a>(v: &'a str, units: &[(&str, f64)]) -> Option<(f64, &'a s
     x.is_finite().then_some((x, unit))
 }
 
-fn duration(v: &str) -> Result<Duration, String> {
+fn duration(v: &str) -> Result<Duration, LinkFactsError> {
     number_with_unit(v, &[("s", 1.0), ("ms", 1e-3), ("us", 1e-6)])
         .filter(|(x, _)| *x <= 3600.0)
         .map(|(x, _)| Duration::from_secs_f64(x))
-        .ok_or_else(|| {
-            format!("dw={v}: expected a delay such as 20ms, 1.5s or 300us (at most 1 h)")
-        })
+        .ok_or_else(|| LinkFactsError::Delay(v.to_string()))
 }
 
-fn bandwidth(v: &str) -> Result<u64, String> {
+fn bandwidth(v: &str) -> Result<u64, LinkFactsError> {
     number_with_unit(
         v,
         &[("bps", 1.0), ("kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9)],
     )
     .filter(|(x, _)| *x >= 1.0 && *x <= 1e13)
     .map(|(x, _)| x.round() as u64)
-    .ok_or_else(|| format!("bw={v}: expected a rate such as 2Mbps, 500kbps or 1Gbps"))
+    .ok_or_else(|| LinkFactsError::Bandwidth(v.to_string()))
+}
+
+/// Why a link-facts entry (`--link`) or file (`--links`) was refused; each message says what
+/// is wrong and what is expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LinkFactsError {
+    /// No `ADDR:` in front of the facts (or an unclosed `[`): the whole entry.
+    #[error("{0:?}: expected ADDR:pw=0.01,dw=20ms,bw=2Mbps,per=0.01")]
+    Syntax(String),
+    /// The address is not an IP address.
+    #[error("{0:?} is not an IP address")]
+    Address(String),
+    /// `pw` or `per` is not a probability.
+    #[error("{key}={value}: expected a probability between 0 and 1")]
+    Probability {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+    },
+    /// `dw` is not a delay of at most an hour.
+    #[error("dw={0}: expected a delay such as 20ms, 1.5s or 300us (at most 1 h)")]
+    Delay(String),
+    /// `bw` is not a rate.
+    #[error("bw={0}: expected a rate such as 2Mbps, 500kbps or 1Gbps")]
+    Bandwidth(String),
+    /// `handoffs` is not a count.
+    #[error("handoffs={0}: expected a count")]
+    Handoffs(String),
+    /// A key that names no fact.
+    #[error("unknown link fact {0:?} (expected pw=, per=, dw=, bw=, handoffs=, wired)")]
+    Unknown(String),
+    /// A bad line of a links file.
+    #[error("line {line}: {error}")]
+    Line {
+        /// The line (1-based).
+        line: usize,
+        /// What is wrong with it.
+        error: Box<LinkFactsError>,
+    },
 }
 
 #[cfg(test)]
@@ -186,7 +226,8 @@ mod tests {
         let err = LinkTable::new()
             .parse_file("10.0.0.2:pw=0.1\n\n10.0.0.3:pw=2\n")
             .unwrap_err();
-        assert!(err.starts_with("line 3: "), "{err}");
+        assert!(matches!(err, LinkFactsError::Line { line: 3, .. }), "{err}");
+        assert!(err.to_string().starts_with("line 3: "), "{err}");
         assert!(LinkTable::new().parse_file("").is_ok());
     }
 

@@ -26,7 +26,6 @@ mod run;
 pub mod scenario;
 mod sim;
 pub mod trace;
-mod world;
 
 pub use run::{receiver_port, run, run_traced, run_with_progress, sender_port};
 pub use scenario::{set_param, Scenario, ScenarioError};

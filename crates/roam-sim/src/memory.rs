@@ -13,8 +13,8 @@
 
 use std::fmt;
 
+use crate::scenario::routing::{far_end, Routing, NO_ROUTE};
 use crate::scenario::{Capacity, FlowKind, NodeKind, QueueLimit, Scenario};
-use crate::world::{far_end, Routing};
 
 /// Fixed state of one connection end (structures, timers, controller, option buffers).
 const PER_CONNECTION: u64 = 8 << 10;
@@ -108,11 +108,11 @@ pub fn check(s: &Scenario, limit: u64, why: &str) -> Result<MemoryEstimate, Memo
 
 /// Estimates what running `s` needs.
 pub fn estimate(s: &Scenario) -> MemoryEstimate {
-    let routing = Routing::compute(s).unwrap_or_else(|_| Routing::empty(s));
+    let routing = s.routing();
     let paths: Vec<Vec<usize>> = s
         .flows
         .iter()
-        .map(|f| path_links(s, &routing, f.from, f.from_iface, f.to, f.to_iface))
+        .map(|f| path_links(s, routing, f.from, f.from_iface, f.to, f.to_iface))
         .collect();
     // How many window-based flows cross each link: they share what it can hold.
     let mut sharing = vec![0u64; s.links.len()];
@@ -151,7 +151,7 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
                     .pipes
                     .iter()
                     .map(|p| {
-                        let path = path_links(s, &routing, p.server, p.server_iface, f.to, p.iface);
+                        let path = path_links(s, routing, p.server, p.server_iface, f.to, p.iface);
                         window_held(s, &path, &sharing, mss, cfg.recv_buffer, f.size)
                     })
                     .fold(0u64, u64::saturating_add);
@@ -170,7 +170,7 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
                     .pipes
                     .iter()
                     .map(|q| {
-                        let path = path_links(s, &routing, f.from, q.from_iface, f.to, q.to_iface);
+                        let path = path_links(s, routing, f.from, q.from_iface, f.to, q.to_iface);
                         window_held(s, &path, &sharing, mss, limit, f.size)
                     })
                     .fold(0u64, u64::saturating_add);
@@ -313,7 +313,7 @@ fn path_links(
             break;
         }
         match routing.tables[u].get(target) {
-            Some(&dir) if dir != crate::world::NO_ROUTE => {
+            Some(&dir) if dir != NO_ROUTE => {
                 let l = (dir / 2) as usize;
                 path.push(l);
                 u = far_end(&s.links, l, u);

@@ -4,19 +4,17 @@ use std::time::Duration;
 
 use roam_proto::Time;
 
-use crate::agent::{FlowIdx, IfaceIdx, SockAddr};
-use crate::agents::udp::{self, ParetoParams, UdpSourceParams};
+use crate::agent::{FlowIdx, IfaceIdx};
+use crate::agents::flow::{self, FlowAgents, FlowEnds};
 use crate::event::{EventKind, Popped};
 use crate::link::LinkDir;
 use crate::metrics::{build_result, RunTotals, Sampler};
 use crate::result::RunResult;
 use crate::rng::{stream_id, stream_rng};
-use crate::scenario::r2cp;
-use crate::scenario::rcp;
-use crate::scenario::{media, tcp, EventAction, FlowKind, NodeKind, Scenario};
+use crate::scenario::routing::out_dir;
+use crate::scenario::{EventAction, FlowKind, NodeKind, Scenario};
 use crate::sim::{arm_timer, call_agent, AgentSlot, Arrival, Call, IfaceRt, Net, NodeRt};
 use crate::trace::{PacketObserver, PacketRecord, PendingRecord, TraceBuffer};
-use crate::world::{out_dir, Routing};
 
 /// Port of flow `i`'s receiving agent.
 pub fn receiver_port(i: usize) -> u16 {
@@ -84,7 +82,7 @@ struct Runner<'s> {
 }
 
 fn build_net(s: &Scenario) -> Net {
-    let routing = Routing::compute(s).unwrap_or_else(|_| Routing::empty(s));
+    let routing = std::sync::Arc::clone(s.routing());
     let seed = s.run.seed;
     let iface_at = |node: usize, link: usize| {
         s.nodes[node]
@@ -148,164 +146,23 @@ impl<'s> Runner<'s> {
         let mut agents = Vec::new();
         let mut senders = Vec::new();
         let mut starts = Vec::new();
+        let routing = std::sync::Arc::clone(&net.routing);
         for (i, f) in s.flows.iter().enumerate() {
             let flow = FlowIdx(i);
-            let peer = SockAddr {
-                addr: net.routing.addr(f.to, f.to_iface),
-                port: receiver_port(i),
-            };
-            // R²CP: the servers beyond the first, as (node, agent).
-            let mut extra_servers: Vec<(usize, Box<dyn crate::agent::Agent>)> = Vec::new();
-            let (sender, receiver) = match &f.kind {
-                FlowKind::R2cp(setup) => {
-                    let ends = r2cp::R2cpEnds {
-                        flow,
-                        server_port: sender_port(i),
-                        receiver_port: receiver_port(i),
-                        server_addrs: setup
-                            .pipes
-                            .iter()
-                            .map(|p| net.routing.addr(p.server, p.server_iface))
-                            .collect(),
-                        start: Time::ZERO + f.start,
-                        size: f.size,
-                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                    };
-                    let (receiver, mut servers) = r2cp::agents(setup, &ends);
-                    let nodes: Vec<usize> = setup.servers().iter().map(|s| s.0).collect();
-                    let first = servers.remove(0);
-                    extra_servers = nodes.into_iter().skip(1).zip(servers).collect();
-                    // The first server stands where the flow's sender stands.
-                    (first, receiver)
-                }
-                FlowKind::Ptcp(setup) => {
-                    let pipes = setup
-                        .pipes
-                        .iter()
-                        .map(|p| crate::agents::ptcp::PtcpPipePlan {
-                            from_iface: IfaceIdx(p.from_iface),
-                            sender: SockAddr {
-                                addr: net.routing.addr(f.from, p.from_iface),
-                                port: sender_port(i),
-                            },
-                            to_iface: IfaceIdx(p.to_iface),
-                            receiver: SockAddr {
-                                addr: net.routing.addr(f.to, p.to_iface),
-                                port: receiver_port(i),
-                            },
-                            cc: p.cc,
-                        })
-                        .collect();
-                    crate::agents::ptcp::ptcp_agents(
-                        crate::agents::ptcp::PtcpParams {
-                            flow,
-                            config: std::sync::Arc::clone(&setup.tcp.config),
-                            pipes,
-                            size: f.size,
-                            conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                        },
-                        sender_port(i),
-                        receiver_port(i),
-                    )
-                }
-                FlowKind::Http(p) => crate::agents::http::http_agents(
-                    *p,
-                    &crate::agents::http::HttpEnds {
-                        flow,
-                        server_iface: IfaceIdx(f.from_iface),
-                        server_port: sender_port(i),
-                        client_iface: IfaceIdx(f.to_iface),
-                        client_port: receiver_port(i),
-                        client: peer,
-                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                    },
-                ),
-                FlowKind::Rcp(setup) => {
-                    let mut setup = setup.clone();
-                    setup.energy = setup.energy.or(f.energy);
-                    rcp::agents(
-                        &setup,
-                        &rcp::RcpEnds {
-                            flow,
-                            sender_iface: IfaceIdx(f.from_iface),
-                            sender_port: sender_port(i),
-                            sender_addr: SockAddr {
-                                addr: net.routing.addr(f.from, f.from_iface),
-                                port: sender_port(i),
-                            },
-                            receiver_iface: IfaceIdx(f.to_iface),
-                            receiver_port: receiver_port(i),
-                            start: Time::ZERO + f.start,
-                            size: f.size,
-                            conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                            header_overhead: s.run.header_overhead,
-                        },
-                    )
-                }
-                FlowKind::Tcp(setup) => tcp::agents(
-                    setup,
-                    &tcp::TcpEnds {
-                        flow,
-                        sender_iface: IfaceIdx(f.from_iface),
-                        sender_port: sender_port(i),
-                        receiver_iface: IfaceIdx(f.to_iface),
-                        receiver_port: receiver_port(i),
-                        peer,
-                        size: f.size,
-                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                    },
-                ),
-                FlowKind::Media(setup) => media::agents(
-                    setup,
-                    &media::MediaEnds {
-                        flow,
-                        sender_iface: IfaceIdx(f.from_iface),
-                        sender_port: sender_port(i),
-                        receiver_iface: IfaceIdx(f.to_iface),
-                        receiver_port: receiver_port(i),
-                        peer,
-                        stop: f.stop.map(|d| Time::ZERO + d),
-                        conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
-                    },
-                ),
-                FlowKind::Cbr {
-                    rate_bps,
-                    packet_size,
-                }
-                | FlowKind::Pareto {
-                    rate_bps,
-                    packet_size,
-                    ..
-                } => {
-                    let p = UdpSourceParams {
-                        flow,
-                        iface: IfaceIdx(f.from_iface),
-                        local_port: sender_port(i),
-                        peer,
-                        rate_bps: *rate_bps,
-                        packet_size: *packet_size,
-                        size: f.size,
-                        stop: f.stop.map(|d| Time::ZERO + d),
-                    };
-                    let src = match &f.kind {
-                        FlowKind::Pareto {
-                            mean_on,
-                            mean_off,
-                            shape,
-                            ..
-                        } => udp::pareto_source(
-                            p,
-                            ParetoParams {
-                                mean_on: *mean_on,
-                                mean_off: *mean_off,
-                                shape: *shape,
-                            },
-                        ),
-                        _ => udp::cbr_source(p),
-                    };
-                    (src, udp::udp_sink(flow, f.size))
-                }
-            };
+            let FlowAgents {
+                sender,
+                receiver,
+                sender_node,
+                extra: extra_servers,
+            } = flow::build(&FlowEnds {
+                flow,
+                spec: f,
+                routing: &routing,
+                sender_port: sender_port(i),
+                receiver_port: receiver_port(i),
+                conn_seed: stream_id(&format!("conn:{}:{seed}", f.id)),
+                header_overhead: s.run.header_overhead,
+            });
             let receiver = match (&f.kind, f.energy) {
                 (FlowKind::Rcp(_) | FlowKind::R2cp(_), _) | (_, None) => receiver,
                 (_, Some(model)) => crate::energy::metered(
@@ -326,10 +183,6 @@ impl<'s> Runner<'s> {
             });
             net.nodes[f.to].ports.push((receiver_port(i), rx));
             let tx = agents.len() as u32;
-            let sender_node = match &f.kind {
-                FlowKind::R2cp(setup) => setup.servers()[0].0,
-                _ => f.from,
-            };
             agents.push(AgentSlot {
                 agent: sender,
                 node: sender_node as u32,

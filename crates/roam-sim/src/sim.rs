@@ -1,5 +1,6 @@
 //! The event loop: links, nodes and agents driven by one event queue in virtual time.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand_chacha::ChaCha8Rng;
@@ -12,9 +13,9 @@ use crate::link::channel::{Offer, Queued};
 use crate::link::impairment::DropCause;
 use crate::link::LinkDir;
 use crate::packets::Packets;
+use crate::scenario::routing::{Routing, NO_ROUTE};
 use crate::scenario::{EventAction, EventSpec};
 use crate::trace::{PacketFate, TraceBuffer};
-use crate::world::{Routing, NO_ROUTE};
 
 /// A node's interface at run time.
 #[derive(Debug)]
@@ -91,7 +92,7 @@ pub(crate) struct Net {
     pub events: EventQueue<u32>,
     pub dirs: Vec<LinkDir>,
     pub nodes: Vec<NodeRt>,
-    pub routing: Routing,
+    pub routing: Arc<Routing>,
     /// The datagrams in the network (queued or on a wire): queues, lanes and events name them
     /// by slot.
     pub packets: Packets,
@@ -153,7 +154,7 @@ impl Net {
     pub(crate) fn new(
         mut dirs: Vec<LinkDir>,
         nodes: Vec<NodeRt>,
-        routing: Routing,
+        routing: Arc<Routing>,
         n_flows: usize,
         overhead: u32,
     ) -> Net {

@@ -177,6 +177,17 @@ impl Header {
         check_version(version)?;
         Ok(ConnId(u64::from_be_bytes(id)))
     }
+
+    /// Reads only the packet type, to hand a datagram for no connection to the protocol it
+    /// belongs to before a full decode.
+    ///
+    /// Checks the length and the version byte, as [`Header::peek_conn_id`].
+    #[inline]
+    pub fn peek_packet_type(bytes: &[u8]) -> Result<PacketType, crate::DecodeError> {
+        let [version, packet_type, ..] = Reader::new(bytes).array::<HEADER_LEN>()?;
+        check_version(version)?;
+        PacketType::from_u8(packet_type)
+    }
 }
 
 fn check_version(version: u8) -> Result<(), DecodeError> {
@@ -286,6 +297,22 @@ mod tests {
         assert_eq!(
             PacketType::from_u8(0),
             Err(DecodeError::UnknownPacketType(0))
+        );
+    }
+
+    #[test]
+    fn packet_type_is_peeked_from_a_whole_header_only() {
+        let mut b = Vec::new();
+        sample().encode(&mut b);
+        assert_eq!(Header::peek_packet_type(&b), Ok(sample().packet_type));
+        assert!(Header::peek_packet_type(&b[..HEADER_LEN - 1]).is_err());
+        b[0] = VERSION.wrapping_add(1);
+        assert!(Header::peek_packet_type(&b).is_err());
+        b[0] = VERSION;
+        b[1] = 0xee;
+        assert_eq!(
+            Header::peek_packet_type(&b),
+            Err(DecodeError::UnknownPacketType(0xee))
         );
     }
 }

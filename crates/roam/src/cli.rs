@@ -3,25 +3,38 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+
+pub use crate::cmd::Format;
 
 /// roam — transport protocols for mobile hosts on wireless networks.
 #[derive(Debug, Parser)]
 #[command(
     name = "roam",
     version,
-    about = "Simulate, sweep, reproduce and benchmark transport protocols for mobile wireless hosts",
-    long_about = "roam drives sans-IO transport-protocol engines (TCP NewReno/SACK, TCP-ELN, \
-Westwood+, TCP-Probing, last-link heuristics, TCP-ATL, RCP-ATL, RCP, RCP-STP) through a \
-deterministic discrete-event network simulator.\n\n\
-Scenarios are TOML files describing hosts, links, impairments and flows. The same scenario and \
-seed always give byte-identical results.\n\n\
+    about = "Transport protocols for mobile wireless hosts: simulate, sweep, reproduce and benchmark \
+them, and run them over real UDP (serve, get, perf)",
+    long_about = "roam implements transport-protocol engines for mobile, multi-homed hosts once, \
+sans-IO, and drives the same engines from two hosts.\n\n\
+The simulator (sim, sweep, reproduce, bench): a deterministic discrete-event network simulator \
+for TCP NewReno/SACK, TCP-ELN, Westwood+, CUBIC, BBR, TCP-Probing, last-link heuristics, \
+TCP-ATL, RCP-ATL, RCP, RCP-STP, R²CP (one receiver, pipes over several interfaces and servers) \
+and pTCP (one sender striping over several paths). Scenarios are TOML files describing hosts, \
+links, impairments and flows; the same scenario and seed always give byte-identical results.\n\n\
+The runtime (serve, get, perf) over real UDP sockets: `roam serve` serves a directory, `roam get` \
+downloads one file from it verified (RCP on one path; R²CP over several --via addresses or \
+--server mirrors, surviving a lost interface or server; TCP-like with --protocol tcp), `roam perf` \
+measures goodput per engine and controller. `roam emu` and `roam testbed` put real packets \
+through the simulator's link model between network namespaces (root only).\n\n\
 Examples (from the repository root):\n  \
 roam sim scenarios/validation/dumbbell-single.toml\n  \
 roam sim scenarios/validation/dumbbell-lossy.toml --set link.bottleneck.forward.loss=0.02 --format json > result.json\n  \
 roam sweep scenarios/validation/dumbbell-lossy.toml --param link.bottleneck.forward.loss=0,0.001,0.01 --seeds 10\n  \
-roam reproduce probing --quick\n  \
-roam bench --no-ns3",
+roam reproduce r2cp --quick\n  \
+roam bench --no-ns3\n  \
+roam serve ./public --listen 127.0.0.1:7000\n  \
+roam get big.iso --server 10.0.1.1:7000 --server 10.0.2.1:7000 --via 10.9.1.2 --via 10.9.2.2 -o big.iso\n  \
+roam perf client --server 127.0.0.1:7100 --seconds 5",
     propagate_version = true
 )]
 pub struct Cli {
@@ -112,7 +125,8 @@ roam reproduce rcp --png   # PNG copies of the plots, for documents that take bi
     /// Serve the files of a directory over real UDP (RCP and TCP-like), to `roam get`.
     #[command(long_about = crate::cmd::serve::LONG_ABOUT)]
     Serve(crate::cmd::serve::ServeArgs),
-    /// Download one file from `roam serve` servers, verified, surviving a lost path or server.
+    /// Download one file from `roam serve` servers, verified: RCP, or R²CP over several paths
+    /// or mirrors (surviving a lost path or server), or TCP-like.
     #[command(long_about = crate::cmd::get::LONG_ABOUT)]
     Get(crate::cmd::get::GetArgs),
     /// Measure goodput over real UDP per engine and controller, like iperf3.
@@ -160,15 +174,6 @@ pub struct ReproduceArgs {
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-}
-
-/// How `roam sim` reports on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A human-readable table (summary on stdout, timing on stderr).
-    Table,
-    /// Exactly one JSON object on stdout (deterministic for a scenario and seed).
-    Json,
 }
 
 /// A `key=value` scenario override.

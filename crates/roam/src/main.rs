@@ -1,7 +1,10 @@
 //! `roam`: the command-line tool of the roam transport-protocol suite.
 //!
-//! `roam sim` runs one scenario, `roam sweep` runs a grid of parameters × seeds in parallel,
-//! `roam bench` measures the simulator's speed against ns-3. See `roam --help`.
+//! The simulator's commands: `roam sim` runs one scenario, `roam sweep` a grid of parameters ×
+//! seeds in parallel, `roam reproduce` a paper's experiments, `roam bench` the simulator's speed
+//! against ns-3. The runtime's, over real UDP: `roam serve`, `roam get` (RCP, R²CP over several
+//! paths or mirrors, TCP-like), `roam perf`; and `roam emu` / `roam testbed` between network
+//! namespaces. See `roam --help` and `docs/ARCHITECTURE.md`.
 
 #![deny(unsafe_code)]
 // The argument structs' doc comments are clap's `--help` text, where `<NAME>` is the usual

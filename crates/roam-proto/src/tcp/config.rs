@@ -123,50 +123,39 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
-    /// Checks ranges; returns a message naming the bad field.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks ranges; the error names the bad field.
+    pub fn validate(&self) -> Result<(), TcpConfigError> {
         if self.mss < 64 {
-            return Err(format!("mss: must be at least 64 bytes, got {}", self.mss));
+            return Err(TcpConfigError::MssTooSmall(self.mss));
         }
         if self.initial_window == 0 {
-            return Err("initial_window: must be at least 1 segment".into());
+            return Err(TcpConfigError::ZeroInitialWindow);
         }
         if self.dup_thresh == 0 {
-            return Err("dup_thresh: must be at least 1".into());
+            return Err(TcpConfigError::ZeroDupThresh);
         }
         if self.recv_buffer < u64::from(self.mss) || self.recv_buffer > u64::from(u32::MAX) {
-            return Err(format!(
-                "recv_buffer: must be between mss and {} bytes, got {}",
-                u32::MAX,
-                self.recv_buffer
-            ));
+            return Err(TcpConfigError::RecvBuffer(self.recv_buffer));
         }
         if self.send_buffer < u64::from(self.mss) {
-            return Err("send_buffer: must be at least one mss".into());
+            return Err(TcpConfigError::SendBufferTooSmall);
         }
         if self.min_rto_ms == 0 || self.max_rto_ms < self.min_rto_ms {
-            return Err("min_rto_ms/max_rto_ms: need 0 < min_rto_ms <= max_rto_ms".into());
+            return Err(TcpConfigError::RtoBounds);
         }
         let (a, b) = (self.probing.a, self.probing.b);
         if !(a.is_finite() && b.is_finite() && (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b))
         {
-            return Err("probing.a/probing.b: weights must be within [0, 1]".into());
+            return Err(TcpConfigError::ProbingWeights);
         }
         if self.initial_rto_ms == 0 {
-            return Err("initial_rto_ms: must be positive".into());
+            return Err(TcpConfigError::ZeroInitialRto);
         }
         if self.facts == Facts::Estimated && !self.eln && !self.report_link_info {
-            return Err(
-                "facts: \"estimated\" feeds ELN and the link reports; set eln or report_link_info"
-                    .into(),
-            );
+            return Err(TcpConfigError::EstimatedFactsUnused);
         }
         if self.last_link.plr_window > LastLinkConfig::MAX_PLR_WINDOW {
-            return Err(format!(
-                "last_link.plr_window: at most {} segments, got {}",
-                LastLinkConfig::MAX_PLR_WINDOW,
-                self.last_link.plr_window
-            ));
+            return Err(TcpConfigError::PlrWindow(self.last_link.plr_window));
         }
         Ok(())
     }
@@ -180,4 +169,39 @@ impl TcpConfig {
     pub(crate) fn max_rto(&self) -> Duration {
         Duration::from_millis(self.max_rto_ms)
     }
+}
+
+/// Why a [`TcpConfig`] is invalid. Each message starts with the field it names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TcpConfigError {
+    /// `mss` below 64 bytes.
+    #[error("mss: must be at least 64 bytes, got {0}")]
+    MssTooSmall(u16),
+    /// `initial_window` of zero segments.
+    #[error("initial_window: must be at least 1 segment")]
+    ZeroInitialWindow,
+    /// `dup_thresh` of zero.
+    #[error("dup_thresh: must be at least 1")]
+    ZeroDupThresh,
+    /// `recv_buffer` below one `mss` or above `u32::MAX` bytes.
+    #[error("recv_buffer: must be between mss and {max} bytes, got {0}", max = u32::MAX)]
+    RecvBuffer(u64),
+    /// `send_buffer` below one `mss`.
+    #[error("send_buffer: must be at least one mss")]
+    SendBufferTooSmall,
+    /// `min_rto_ms` zero or above `max_rto_ms`.
+    #[error("min_rto_ms/max_rto_ms: need 0 < min_rto_ms <= max_rto_ms")]
+    RtoBounds,
+    /// TCP-Probing's weights outside [0, 1].
+    #[error("probing.a/probing.b: weights must be within [0, 1]")]
+    ProbingWeights,
+    /// `initial_rto_ms` of zero.
+    #[error("initial_rto_ms: must be positive")]
+    ZeroInitialRto,
+    /// `facts = "estimated"` with neither ELN nor link reports to feed.
+    #[error("facts: \"estimated\" feeds ELN and the link reports; set eln or report_link_info")]
+    EstimatedFactsUnused,
+    /// `last_link.plr_window` above [`LastLinkConfig::MAX_PLR_WINDOW`].
+    #[error("last_link.plr_window: at most {max} segments, got {0}", max = LastLinkConfig::MAX_PLR_WINDOW)]
+    PlrWindow(u32),
 }

@@ -10,8 +10,9 @@ use roam_wire::{
     Segment, SegmentHead,
 };
 
-use super::config::Facts;
+use super::config::{Facts, TcpConfigError};
 use super::cookie::Negotiated;
+pub use super::cookie::MAX_ISN;
 use super::estimated_facts::FactsEstimator;
 use super::receiver::Receiver;
 use super::sender::{earliest, AckMarks, Sender, SenderStats, TxSegment};
@@ -20,12 +21,6 @@ use crate::cc::CcKind;
 use crate::linkinfo::LinkInfo;
 use crate::source::ByteSource;
 use crate::Time;
-
-/// The largest initial sequence number: ISNs are below 2^62, so that a connection's 64-bit
-/// sequence numbers never reach the end of the sequence space (2^62 bytes are 4.6 EB). The
-/// host draws a client's ISN at random (see [`Connection::connect`]); a server's ISN is its
-/// SYN cookie (`docs/HANDSHAKE.md`). A SYN or SYN-ACK with a larger one is dropped.
-pub const MAX_ISN: u64 = (1 << 62) - 1;
 
 /// A SYN-ACK or handshake-completing segment whose timestamp echo implies a round trip this
 /// long or longer gives no RTT sample (its echo is stale or forged).
@@ -106,7 +101,7 @@ pub struct ConnStats {
 pub enum OpenError {
     /// The configuration is invalid.
     #[error("invalid configuration: {0}")]
-    Config(String),
+    Config(#[from] TcpConfigError),
     /// An initial sequence number above [`MAX_ISN`].
     #[error("initial sequence number {0} above {MAX_ISN}")]
     IsnOutOfRange(u64),

@@ -23,9 +23,14 @@ use std::hash::Hash;
 
 use roam_wire::ConnId;
 
-use super::connection::MAX_ISN;
 use crate::endpoint::{low_bits, token_slot, TokenKey};
 use crate::Time;
+
+/// The largest initial sequence number: ISNs are below 2^62, so that a connection's 64-bit
+/// sequence numbers never reach the end of the sequence space (2^62 bytes are 4.6 EB), and a
+/// server's ISN — its cookie — is the 62 bits drawn above. The host draws a client's ISN at
+/// random (see [`super::Connection::connect`]). A SYN or SYN-ACK with a larger one is dropped.
+pub const MAX_ISN: u64 = (1 << 62) - 1;
 
 /// Bits of the MAC over everything, the client's ISN included.
 const MAC_BITS: u32 = 37;

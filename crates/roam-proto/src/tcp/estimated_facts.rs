@@ -119,12 +119,12 @@ mod tests {
     /// `facts = "estimated"` needs a consumer of the facts.
     #[test]
     fn estimated_facts_need_eln_or_link_reports() {
-        use crate::tcp::{Facts, TcpConfig};
+        use crate::tcp::{Facts, TcpConfig, TcpConfigError};
         let mut cfg = TcpConfig {
             facts: Facts::Estimated,
             ..TcpConfig::default()
         };
-        assert!(cfg.validate().unwrap_err().starts_with("facts:"));
+        assert_eq!(cfg.validate(), Err(TcpConfigError::EstimatedFactsUnused));
         cfg.eln = true;
         assert!(cfg.validate().is_ok());
         cfg.eln = false;

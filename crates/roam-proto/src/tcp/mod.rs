@@ -30,7 +30,7 @@ mod sender;
 mod sorted;
 
 pub use acceptor::{AcceptorStats, TcpAcceptor};
-pub use config::{Facts, RecoveryMode, TcpConfig};
+pub use config::{Facts, RecoveryMode, TcpConfig, TcpConfigError};
 pub use connection::{ConnStats, Connection, Event, OpenError, State, Transmit, MAX_ISN};
 pub use last_link::{LastLinkConfig, LastLinkRtt, LastLinkTuning};
 pub use loss_rate::RecentLossRate;

@@ -21,8 +21,10 @@ use roam_proto::media::{
 use roam_proto::Time;
 use roam_wire::ConnId;
 
+use super::flow::{FlowAgents, FlowEnds};
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::MediaResult;
+use crate::scenario::media::MediaSetup;
 
 /// Where a media flow's source lives and what it runs.
 #[derive(Debug, Clone, Copy)]
@@ -385,4 +387,20 @@ impl Agent for MediaSinkAgent {
             self.next_timer = ep.poll_timeout();
         }
     }
+}
+
+/// Builds a media flow's agents: the source on the flow's `from` host, the sink on its `to`.
+pub(crate) fn build(setup: &MediaSetup, e: &FlowEnds<'_>) -> FlowAgents {
+    let source = media_source(MediaSourceParams {
+        flow: e.flow,
+        config: setup.config,
+        kind: setup.kind,
+        iface: e.sender_iface(),
+        local_port: e.sender_port,
+        peer: e.receiver(),
+        stop: e.stop(),
+        conn_seed: e.conn_seed,
+    });
+    let sink = media_sink(e.flow, setup.config, e.receiver_iface(), e.receiver_port);
+    FlowAgents::pair(e, (source, sink))
 }

@@ -1,5 +1,6 @@
 //! Agents that run on simulated hosts.
 
+pub(crate) mod flow;
 pub mod http;
 pub mod media;
 pub mod pattern;

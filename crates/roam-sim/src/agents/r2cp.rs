@@ -36,9 +36,11 @@ use roam_proto::rcp::{RcpCc, RcpConfig};
 use roam_proto::Time;
 use roam_wire::{ConnId, Data};
 
+use super::flow::{FlowAgents, FlowEnds};
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
+use crate::scenario::R2cpSetup;
 
 /// The object every simulated R²CP flow transfers (the same as RCP's).
 const OBJECT_NAME: &[u8] = b"pattern";
@@ -470,5 +472,57 @@ fn multipath_result(s: &roam_proto::r2cp::R2cpStats) -> crate::result::Multipath
         bytes_rebound: s.bytes_rebound,
         reassigned: s.reassigned,
         silences: s.silences,
+    }
+}
+
+/// Builds an R²CP flow's agents: the receiver on the flow's `to` host, and one server per
+/// (server, interface) of [`R2cpSetup::servers`], in that order; the first stands where a
+/// flow's sender stands, the others are [`FlowAgents::extra`].
+pub(crate) fn build(setup: &R2cpSetup, e: &FlowEnds<'_>) -> FlowAgents {
+    let start = e.start();
+    let pipes = setup
+        .pipes
+        .iter()
+        .map(|p| PipePlan {
+            iface: IfaceIdx(p.iface),
+            server: e.at(p.server, p.server_iface, e.sender_port),
+            start: start + p.start,
+            stop: p.stop.map(|(t, how)| (start + t, how)),
+            role: p.role,
+            estimated_facts: p.estimated_facts,
+        })
+        .collect();
+    let receiver = r2cp_receiver(R2cpReceiverParams {
+        flow: e.flow,
+        config: Arc::clone(&setup.rcp.config),
+        cc: setup.rcp.cc_kind,
+        scheme: setup.scheme,
+        local_port: e.receiver_port,
+        pipes,
+        policy: setup.policy,
+        coupled: setup.coupled,
+        size: e.spec.size,
+        conn_seed: e.conn_seed,
+        stall: setup.stall,
+    });
+    let servers = setup.servers();
+    let mut agents = servers.iter().map(|&(node, iface)| {
+        let server = r2cp_server(
+            e.flow,
+            Arc::clone(&setup.rcp.config),
+            IfaceIdx(iface),
+            e.sender_port,
+            e.spec.size,
+        );
+        (node, server)
+    });
+    let (sender_node, sender) = agents
+        .next()
+        .expect("a loaded R²CP flow has at least one pipe");
+    FlowAgents {
+        sender,
+        receiver,
+        sender_node,
+        extra: agents.collect(),
     }
 }

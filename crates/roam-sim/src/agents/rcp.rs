@@ -19,10 +19,12 @@ use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpR
 use roam_proto::Time;
 use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 
+use super::flow::{FlowAgents, FlowEnds};
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::energy::{PowerModel, RadioMeter};
 use crate::result::FlowFailure;
+use crate::scenario::RcpSetup;
 
 /// The object every simulated RCP flow transfers.
 const OBJECT_NAME: &[u8] = b"pattern";
@@ -528,4 +530,33 @@ impl Agent for RcpSenderAgent {
             seq: self.dequeued,
         }
     }
+}
+
+/// Builds an RCP flow's agents: the sender (serving the object) on the flow's `from` host, the
+/// receiver (requesting it) on its `to`; the receiver's energy model is the `[flow.rcp]`
+/// table's, else the flow's `energy`.
+pub(crate) fn build(setup: &RcpSetup, e: &FlowEnds<'_>) -> FlowAgents {
+    let sender = rcp_sender(
+        e.flow,
+        Arc::clone(&setup.config),
+        e.sender_iface(),
+        e.sender_port,
+        e.spec.size,
+    );
+    let receiver = rcp_receiver(RcpReceiverParams {
+        flow: e.flow,
+        config: Arc::clone(&setup.config),
+        cc: setup.cc_kind,
+        iface: e.receiver_iface(),
+        local_port: e.receiver_port,
+        peer: e.sender(),
+        start: e.start(),
+        size: e.spec.size,
+        conn_seed: e.conn_seed,
+        energy: setup.energy.or(e.spec.energy),
+        sleep: setup.sleep,
+        header_overhead: e.header_overhead,
+        estimated_facts: setup.estimated_facts,
+    });
+    FlowAgents::pair(e, (sender, receiver))
 }

@@ -12,11 +12,13 @@ use roam_proto::endpoint::NoAcceptor;
 use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_wire::ConnId;
 
+use super::flow::{FlowAgents, FlowEnds};
 use super::pattern;
 use super::tcp_host::{ActiveHost, PassiveHost};
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
 use crate::rng::derived_rng;
+use crate::scenario::TcpSetup;
 
 /// The [`Agent`] methods both TCP agents implement alike: timer expiries go to the agent's
 /// endpoint, link changes and corruption reports to its connection, then `after_call` reads,
@@ -261,4 +263,25 @@ fn feed_link_info(conn: Option<&mut Connection>, own: IfaceIdx, ctx: &mut dyn Ne
     if let (Some(conn), Some(info)) = (conn, ctx.link_info(own)) {
         conn.set_link_info(ctx.now(), info);
     }
+}
+
+/// Builds a TCP flow's agents: the bulk sender on the flow's `from` host, the sink on its `to`.
+pub(crate) fn build(setup: &TcpSetup, e: &FlowEnds<'_>) -> FlowAgents {
+    let sender = tcp_sender(
+        e.flow,
+        Arc::clone(&setup.config),
+        setup.cc_kind,
+        e.sender_iface(),
+        e.sender_port,
+        e.receiver(),
+        e.spec.size,
+        e.conn_seed,
+    );
+    let receiver = tcp_receiver(
+        e.flow,
+        Arc::clone(&setup.config),
+        e.receiver_iface(),
+        e.receiver_port,
+    );
+    FlowAgents::pair(e, (sender, receiver))
 }

@@ -1,11 +1,8 @@
 //! Media flows (`protocol = "media"`, and `protocol = "atl"` with `service = "media"`): the
-//! rate controller name and the engine options, checked at load time; and the construction of
-//! a media flow's two agents.
+//! rate controller name and the engine options, checked at load time (its agents:
+//! `agents::media::build`).
 
 use roam_proto::media::{MediaConfig, RateKind, ServiceType};
-
-use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
-use crate::agents::media::{media_sink, media_source, MediaSourceParams};
 
 /// How to build the two endpoints of a media flow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -55,32 +52,4 @@ pub(crate) fn service(name: Option<&str>) -> Result<ServiceType, String> {
         Some(s) => ServiceType::parse(s)
             .ok_or_else(|| format!("service: expected \"reliable\" or \"media\", got {s:?}")),
     }
-}
-
-/// Where a media flow's endpoints live.
-pub(crate) struct MediaEnds {
-    pub flow: FlowIdx,
-    pub sender_iface: IfaceIdx,
-    pub sender_port: u16,
-    pub receiver_iface: IfaceIdx,
-    pub receiver_port: u16,
-    pub peer: SockAddr,
-    pub stop: Option<roam_proto::Time>,
-    pub conn_seed: u64,
-}
-
-/// Builds the (source, sink) agents of a media flow.
-pub(crate) fn agents(setup: &MediaSetup, e: &MediaEnds) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    let source = media_source(MediaSourceParams {
-        flow: e.flow,
-        config: setup.config,
-        kind: setup.kind,
-        iface: e.sender_iface,
-        local_port: e.sender_port,
-        peer: e.peer,
-        stop: e.stop,
-        conn_seed: e.conn_seed,
-    });
-    let sink = media_sink(e.flow, setup.config, e.receiver_iface, e.receiver_port);
-    (source, sink)
 }

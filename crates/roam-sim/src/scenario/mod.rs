@@ -12,6 +12,7 @@ pub(crate) mod media;
 pub(crate) mod ptcp;
 pub(crate) mod r2cp;
 pub(crate) mod rcp;
+pub(crate) mod routing;
 pub(crate) mod tcp;
 mod template;
 pub mod units;
@@ -35,10 +36,10 @@ pub use units::QueueLimit;
 pub(crate) use warnings::secs;
 
 use crate::link::trace::Trace;
-use crate::world;
 use events::{parse_event, parse_route};
 use flows::parse_flow;
 use links::parse_link;
+use routing::Routing;
 
 /// A checked scenario, ready to [`crate::run`].
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +60,10 @@ pub struct Scenario {
     pub events: Vec<EventSpec>,
     /// Explicit routes that override the computed ones.
     pub routes: Vec<RouteSpec>,
+    /// Addresses and routes of `nodes`, `links` and `routes`, computed once when the scenario
+    /// was checked and used by the memory estimate and the run: change the topology through
+    /// the document ([`set_param`]) and check it again, not through these fields.
+    routing: Arc<Routing>,
 }
 
 /// The `[run]` table.
@@ -401,6 +406,11 @@ impl Scenario {
     pub fn link_index(&self, name: &str) -> Option<usize> {
         self.links.iter().position(|l| l.name == name)
     }
+
+    /// Addresses and routes, as computed when the scenario was checked.
+    pub(crate) fn routing(&self) -> &Arc<Routing> {
+        &self.routing
+    }
 }
 
 /// Parses TOML text into a scenario document (for [`set_param`] before
@@ -478,7 +488,16 @@ fn build(doc: Value, name_hint: &str, base_dir: Option<&Path>) -> Result<Scenari
         events.push(parse_event(v, i, &nodes, &links)?);
     }
 
-    let scenario = Scenario {
+    let routing = Routing::compute(&nodes, &links, &routes)?;
+    for f in &flows {
+        if !routing.reachable(&nodes, &links, f.from, f.from_iface, f.to, f.to_iface) {
+            return Err(format!(
+                "flow {:?}: no route from {:?} to {:?}",
+                f.id, nodes[f.from].name, nodes[f.to].name
+            ));
+        }
+    }
+    Ok(Scenario {
         name,
         description,
         run,
@@ -487,17 +506,8 @@ fn build(doc: Value, name_hint: &str, base_dir: Option<&Path>) -> Result<Scenari
         flows,
         events,
         routes,
-    };
-    let routing = world::Routing::compute(&scenario)?;
-    for f in &scenario.flows {
-        if !routing.reachable(&scenario, f.from, f.from_iface, f.to, f.to_iface) {
-            return Err(format!(
-                "flow {:?}: no route from {:?} to {:?}",
-                f.id, scenario.nodes[f.from].name, scenario.nodes[f.to].name
-            ));
-        }
-    }
-    Ok(scenario)
+        routing: Arc::new(routing),
+    })
 }
 
 fn top_array(top: &mut Fields, key: &'static str) -> Result<Vec<Value>, String> {

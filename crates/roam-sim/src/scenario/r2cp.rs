@@ -31,14 +31,9 @@
 //! ```
 //! Without any `[[flow.r2cp.pipe]]`, one pipe runs from `to_iface` to `from`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use roam_proto::r2cp::{PipeRole, Removal, Scheme, TokenPolicy};
-use roam_proto::Time;
-
-use crate::agent::{Addr, Agent, FlowIdx, IfaceIdx, SockAddr};
-use crate::agents::r2cp::{r2cp_receiver, r2cp_server, PipePlan, R2cpReceiverParams};
 
 use super::fields::{Fields, IfaceRef};
 use super::{host_by_name, resolve_iface, units, LinkSpec, NodeSpec, RcpSetup};
@@ -263,65 +258,4 @@ fn default_pipe(d: &Defaults, estimated_facts: bool) -> PipeSetup {
         role: PipeRole::Primary,
         estimated_facts,
     }
-}
-
-/// Where an R²CP flow's endpoints live.
-pub(crate) struct R2cpEnds {
-    pub flow: FlowIdx,
-    /// Port of every server and of the receiver.
-    pub server_port: u16,
-    pub receiver_port: u16,
-    /// Each pipe's server address (in pipe order).
-    pub server_addrs: Vec<Addr>,
-    pub start: Time,
-    pub size: Option<u64>,
-    pub conn_seed: u64,
-}
-
-/// Builds the receiver agent of an R²CP flow and one server agent per (server, interface)
-/// of [`R2cpSetup::servers`], in that order.
-pub(crate) fn agents(setup: &R2cpSetup, e: &R2cpEnds) -> (Box<dyn Agent>, Vec<Box<dyn Agent>>) {
-    let pipes = setup
-        .pipes
-        .iter()
-        .zip(&e.server_addrs)
-        .map(|(p, &addr)| PipePlan {
-            iface: IfaceIdx(p.iface),
-            server: SockAddr {
-                addr,
-                port: e.server_port,
-            },
-            start: e.start + p.start,
-            stop: p.stop.map(|(t, how)| (e.start + t, how)),
-            role: p.role,
-            estimated_facts: p.estimated_facts,
-        })
-        .collect();
-    let receiver = r2cp_receiver(R2cpReceiverParams {
-        flow: e.flow,
-        config: Arc::clone(&setup.rcp.config),
-        cc: setup.rcp.cc_kind,
-        scheme: setup.scheme,
-        local_port: e.receiver_port,
-        pipes,
-        policy: setup.policy,
-        coupled: setup.coupled,
-        size: e.size,
-        conn_seed: e.conn_seed,
-        stall: setup.stall,
-    });
-    let servers = setup
-        .servers()
-        .into_iter()
-        .map(|(_, iface)| {
-            r2cp_server(
-                e.flow,
-                Arc::clone(&setup.rcp.config),
-                IfaceIdx(iface),
-                e.server_port,
-                e.size,
-            )
-        })
-        .collect();
-    (receiver, servers)
 }

@@ -1,5 +1,5 @@
 //! The `[flow.rcp]` table and `cc` name of RCP flows (`protocol = "rcp"`), checked at load
-//! time; and the construction of an RCP flow's two agents.
+//! time (its agents: `agents::rcp::build`).
 //!
 //! ```toml
 //! [[flow]]
@@ -26,10 +26,8 @@ use toml::Value;
 
 use super::wording;
 
-use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
-use crate::agents::rcp::{rcp_receiver, rcp_sender, RcpReceiverParams, SleepPolicy};
+use crate::agents::rcp::SleepPolicy;
 use crate::energy::PowerModel;
-use roam_proto::Time;
 
 /// How to build the two endpoints of an RCP flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,47 +104,6 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         sleep: sleep.then(SleepPolicy::default),
         estimated_facts,
     })
-}
-
-/// Where an RCP flow's endpoints live.
-pub(crate) struct RcpEnds {
-    pub flow: FlowIdx,
-    pub sender_iface: IfaceIdx,
-    pub sender_port: u16,
-    pub sender_addr: SockAddr,
-    pub receiver_iface: IfaceIdx,
-    pub receiver_port: u16,
-    pub start: Time,
-    pub size: Option<u64>,
-    pub conn_seed: u64,
-    pub header_overhead: u32,
-}
-
-/// Builds the (sender, receiver) agents of an RCP flow.
-pub(crate) fn agents(setup: &RcpSetup, e: &RcpEnds) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    let sender = rcp_sender(
-        e.flow,
-        Arc::clone(&setup.config),
-        e.sender_iface,
-        e.sender_port,
-        e.size,
-    );
-    let receiver = rcp_receiver(RcpReceiverParams {
-        flow: e.flow,
-        config: Arc::clone(&setup.config),
-        cc: setup.cc_kind,
-        iface: e.receiver_iface,
-        local_port: e.receiver_port,
-        peer: e.sender_addr,
-        start: e.start,
-        size: e.size,
-        conn_seed: e.conn_seed,
-        energy: setup.energy,
-        sleep: setup.sleep,
-        header_overhead: e.header_overhead,
-        estimated_facts: setup.estimated_facts,
-    });
-    (sender, receiver)
 }
 
 /// Parses a flow's `energy` key: `true` meters the receiver's interface with the 802.11b

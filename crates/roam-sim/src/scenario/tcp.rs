@@ -1,5 +1,5 @@
 //! The `[flow.tcp]` table and `cc` name of TCP flows, checked at load time so that a run
-//! cannot fail later; and the construction of a TCP flow's two agents.
+//! cannot fail later (its agents: `agents::tcp::build`).
 
 use std::sync::Arc;
 
@@ -9,9 +9,6 @@ use serde::Deserialize;
 use toml::Value;
 
 use super::wording;
-
-use crate::agent::{Agent, FlowIdx, IfaceIdx, SockAddr};
-use crate::agents::tcp::{tcp_receiver, tcp_sender};
 
 /// How to build the two endpoints of a TCP flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,37 +48,4 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<TcpSetup
         cc_kind,
         config: Arc::new(config),
     })
-}
-
-/// Where a TCP flow's endpoints live.
-pub(crate) struct TcpEnds {
-    pub flow: FlowIdx,
-    pub sender_iface: IfaceIdx,
-    pub sender_port: u16,
-    pub receiver_iface: IfaceIdx,
-    pub receiver_port: u16,
-    pub peer: SockAddr,
-    pub size: Option<u64>,
-    pub conn_seed: u64,
-}
-
-/// Builds the (sender, receiver) agents of a TCP flow.
-pub(crate) fn agents(setup: &TcpSetup, e: &TcpEnds) -> (Box<dyn Agent>, Box<dyn Agent>) {
-    let sender = tcp_sender(
-        e.flow,
-        Arc::clone(&setup.config),
-        setup.cc_kind,
-        e.sender_iface,
-        e.sender_port,
-        e.peer,
-        e.size,
-        e.conn_seed,
-    );
-    let receiver = tcp_receiver(
-        e.flow,
-        Arc::clone(&setup.config),
-        e.receiver_iface,
-        e.receiver_port,
-    );
-    (sender, receiver)
 }

@@ -10,7 +10,7 @@ use roam_net::{fetch, fetch_tcp, FetchPlan};
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::RcpCc;
 
-use crate::cli::Format;
+use super::Format;
 use crate::error::{CliError, Result};
 
 /// `roam get --help` text.
@@ -219,9 +219,9 @@ pub fn run(args: &GetArgs) -> Result<()> {
     plan.scheme = args.scheme.scheme();
     plan.coupled = args.coupled;
     plan.stall = Duration::from_secs_f64(args.stall);
-    plan.links = super::serve::link_table(args.links.as_deref(), &args.link)?;
+    plan.links = super::link_table(args.links.as_deref(), &args.link)?;
     let mut display = Display::new(args.quiet);
-    let rt = super::serve::runtime()?;
+    let rt = super::runtime()?;
     let show = |p: &roam_net::Progress| display.show(p, args.give_up_after);
     let multipath = args.protocol == Protocol::Rcp && (vias.len() > 1 || args.server.len() > 1);
     let report = rt.block_on(async {

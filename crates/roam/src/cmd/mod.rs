@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod emu;
 pub mod get;
+mod net;
 pub mod perf;
 pub mod reproduce;
 pub mod serve;
@@ -13,9 +14,21 @@ pub mod testbed;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use clap::ValueEnum;
+
 use crate::cli::Override;
 use crate::engine::{self, Scenario};
 use crate::error::{CliError, Result};
+pub use net::{link_table, runtime};
+
+/// How a command reports on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A human-readable table (summary on stdout, timing on stderr).
+    Table,
+    /// Exactly one JSON object on stdout (deterministic for a scenario and seed).
+    Json,
+}
 
 /// Loads `file`, applies `overrides` in order and validates the result.
 pub fn prepare(file: &Path, overrides: &[Override]) -> Result<Scenario> {

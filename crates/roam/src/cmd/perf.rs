@@ -9,7 +9,7 @@ use roam_net::{perf_rcp, perf_tcp, Amount, LocalSpec, Server};
 use roam_proto::cc::CcKind;
 use roam_proto::rcp::RcpCc;
 
-use crate::cli::Format;
+use super::Format;
 use crate::error::{CliError, Result};
 
 /// `roam perf --help` text.
@@ -82,7 +82,7 @@ pub struct ClientArgs {
 
 /// Runs `roam perf`.
 pub fn run(args: &PerfArgs) -> Result<()> {
-    let rt = super::serve::runtime()?;
+    let rt = super::runtime()?;
     match &args.side {
         PerfSide::Server { listen } => rt.block_on(async {
             let dir = std::env::temp_dir();

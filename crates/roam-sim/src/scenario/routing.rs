@@ -1,4 +1,6 @@
-//! Topology facts derived from a scenario: interface addresses and static routes.
+//! Topology facts derived from a scenario: interface addresses and static routes, computed
+//! once when the scenario is loaded ([`Scenario::routing`](super::Scenario)) and shared by the
+//! memory estimate and the run.
 //!
 //! Every interface of a host gets an address (hosts in scenario order, interfaces in link
 //! order). Link `l`'s direction a → b has id `2l`, b → a has id `2l + 1`. Routes are computed by
@@ -9,14 +11,14 @@
 
 use std::collections::VecDeque;
 
+use super::{LinkSpec, NodeKind, NodeSpec, RouteSpec};
 use crate::agent::Addr;
-use crate::scenario::{LinkSpec, NodeKind, Scenario};
 
 /// No route.
 pub(crate) const NO_ROUTE: u32 = u32::MAX;
 
 /// Addresses and routing tables of a scenario's topology.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Routing {
     /// First address index of each node (hosts only; routers get the index of the next host).
     addr_base: Vec<u32>,
@@ -47,10 +49,10 @@ pub(crate) fn far_end(links: &[LinkSpec], l: usize, node: usize) -> usize {
 impl Routing {
     /// Every host interface's address index, in node then interface order: each node's first
     /// index (`addr_base`; a router gets the next host's) and each index's (host, iface).
-    fn addresses(s: &Scenario) -> (Vec<u32>, Vec<(u32, u32)>) {
-        let mut addr_base = Vec::with_capacity(s.nodes.len());
+    fn addresses(nodes: &[NodeSpec]) -> (Vec<u32>, Vec<(u32, u32)>) {
+        let mut addr_base = Vec::with_capacity(nodes.len());
         let mut owners = Vec::new();
-        for (ni, n) in s.nodes.iter().enumerate() {
+        for (ni, n) in nodes.iter().enumerate() {
             addr_base.push(owners.len() as u32);
             if n.kind == NodeKind::Host {
                 for k in 0..n.ifaces.len() {
@@ -61,48 +63,48 @@ impl Routing {
         (addr_base, owners)
     }
 
-    /// Assigns addresses and computes routes; fails on a routing loop among overrides.
-    pub(crate) fn compute(s: &Scenario) -> Result<Routing, String> {
-        let (addr_base, owners) = Routing::addresses(s);
+    /// Assigns addresses and computes routes over `nodes` and `links` with the `routes`
+    /// overrides; fails on a routing loop among overrides or a table too large.
+    pub(crate) fn compute(
+        nodes: &[NodeSpec],
+        links: &[LinkSpec],
+        routes: &[RouteSpec],
+    ) -> Result<Routing, String> {
+        let (addr_base, owners) = Routing::addresses(nodes);
         let n_addr = owners.len();
-        let n_routers = s
-            .nodes
-            .iter()
-            .filter(|n| n.kind == NodeKind::Router)
-            .count();
+        let n_routers = nodes.iter().filter(|n| n.kind == NodeKind::Router).count();
         if n_routers.saturating_mul(n_addr) > 50_000_000 {
             return Err(format!(
                 "node: {n_routers} routers x {n_addr} host addresses is too large a routing table"
             ));
         }
-        let is_router = |n: usize| s.nodes[n].kind == NodeKind::Router;
-        let mut tables: Vec<Vec<u32>> = s
-            .nodes
+        let is_router = |n: usize| nodes[n].kind == NodeKind::Router;
+        let mut tables: Vec<Vec<u32>> = nodes
             .iter()
             .map(|n| match n.kind {
                 NodeKind::Router => vec![NO_ROUTE; n_addr],
                 NodeKind::Host => Vec::new(),
             })
             .collect();
-        let mut seen = vec![u32::MAX; s.nodes.len()];
+        let mut seen = vec![u32::MAX; nodes.len()];
         let mut queue = VecDeque::new();
         for (ai, &(host, k)) in owners.iter().enumerate() {
             let host = host as usize;
-            let l = s.nodes[host].ifaces[k as usize];
-            let r = far_end(&s.links, l, host);
+            let l = nodes[host].ifaces[k as usize];
+            let r = far_end(links, l, host);
             if !is_router(r) {
                 continue;
             }
-            tables[r][ai] = out_dir(&s.links, l, r);
+            tables[r][ai] = out_dir(links, l, r);
             seen[r] = ai as u32;
             queue.clear();
             queue.push_back(r);
             while let Some(u) = queue.pop_front() {
-                for &l2 in &s.nodes[u].ifaces {
-                    let v = far_end(&s.links, l2, u);
+                for &l2 in &nodes[u].ifaces {
+                    let v = far_end(links, l2, u);
                     if is_router(v) && seen[v] != ai as u32 {
                         seen[v] = ai as u32;
-                        tables[v][ai] = out_dir(&s.links, l2, v);
+                        tables[v][ai] = out_dir(links, l2, v);
                         queue.push_back(v);
                     }
                 }
@@ -113,25 +115,14 @@ impl Routing {
             owners,
             tables,
         };
-        for r in &s.routes {
+        for r in routes {
             let ai = routing.addr_index(r.host, r.iface) as usize;
-            routing.tables[r.router][ai] = out_dir(&s.links, r.link, r.router);
+            routing.tables[r.router][ai] = out_dir(links, r.link, r.router);
         }
-        if !s.routes.is_empty() {
-            routing.check_loops(s)?;
+        if !routes.is_empty() {
+            routing.check_loops(nodes, links)?;
         }
         Ok(routing)
-    }
-
-    /// A routing with addresses but no routes (only used if a hand-built scenario is
-    /// inconsistent; loaded scenarios always compute).
-    pub(crate) fn empty(s: &Scenario) -> Routing {
-        let (addr_base, owners) = Routing::addresses(s);
-        Routing {
-            addr_base,
-            owners,
-            tables: vec![Vec::new(); s.nodes.len()],
-        }
     }
 
     /// Address index of host `node`'s interface `iface`.
@@ -150,10 +141,10 @@ impl Routing {
         ((i as usize) < self.owners.len()).then_some(i)
     }
 
-    fn check_loops(&self, s: &Scenario) -> Result<(), String> {
-        let limit = s.nodes.len() + 1;
+    fn check_loops(&self, nodes: &[NodeSpec], links: &[LinkSpec]) -> Result<(), String> {
+        let limit = nodes.len() + 1;
         for ai in 0..self.owners.len() {
-            for (start, n) in s.nodes.iter().enumerate() {
+            for (start, n) in nodes.iter().enumerate() {
                 if n.kind != NodeKind::Router {
                     continue;
                 }
@@ -163,15 +154,15 @@ impl Routing {
                         let (h, k) = self.owners[ai];
                         return Err(format!(
                             "route: packets from router {:?} to {:?} interface {k} loop",
-                            n.name, s.nodes[h as usize].name
+                            n.name, nodes[h as usize].name
                         ));
                     }
                     let dir = self.tables[u][ai];
                     if dir == NO_ROUTE {
                         break;
                     }
-                    u = far_end(&s.links, (dir / 2) as usize, u);
-                    if s.nodes[u].kind != NodeKind::Router {
+                    u = far_end(links, (dir / 2) as usize, u);
+                    if nodes[u].kind != NodeKind::Router {
                         break;
                     }
                 }
@@ -184,23 +175,24 @@ impl Routing {
     /// reaches `to`.
     pub(crate) fn reachable(
         &self,
-        s: &Scenario,
+        nodes: &[NodeSpec],
+        links: &[LinkSpec],
         from: usize,
         from_iface: u32,
         to: usize,
         to_iface: u32,
     ) -> bool {
         let ai = self.addr_index(to, to_iface) as usize;
-        let mut u = far_end(&s.links, s.nodes[from].ifaces[from_iface as usize], from);
-        for _ in 0..=s.nodes.len() {
-            if s.nodes[u].kind == NodeKind::Host {
+        let mut u = far_end(links, nodes[from].ifaces[from_iface as usize], from);
+        for _ in 0..=nodes.len() {
+            if nodes[u].kind == NodeKind::Host {
                 return u == to;
             }
             let dir = self.tables[u][ai];
             if dir == NO_ROUTE {
                 return false;
             }
-            u = far_end(&s.links, (dir / 2) as usize, u);
+            u = far_end(links, (dir / 2) as usize, u);
         }
         false
     }
