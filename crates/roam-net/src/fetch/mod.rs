@@ -155,6 +155,10 @@ pub(crate) trait Sink {
     fn rewindable(&self) -> bool {
         true
     }
+    /// Says that the object's bytes `start .. end` (put now or later) came from `server`, so
+    /// that a verifying sink can blame the server whose bytes fail (issue 28: blame by
+    /// delivery). Engines call it before putting the bytes.
+    fn supplied(&mut self, _start: u64, _end: u64, _server: SocketAddr) {}
 }
 
 impl Sink for Vec<u8> {
@@ -315,13 +319,11 @@ async fn run<F: FnMut(&Progress)>(
         else {
             break r;
         };
-        // Which servers' copy of the group fails? Ask each for it alone.
-        let mut bad = Vec::new();
-        for &s in &now.servers {
-            if verify::probe(&now, s, &tree, group).await == verify::Probe::Bad {
-                bad.push(s);
-            }
-        }
+        // Who sent the bytes that fail: by delivery, probing where several servers did.
+        let origins = sink.origins(group).to_vec();
+        let held = sink.take_failed();
+        let stored = held.or_else(|| output.stored(start, end));
+        let bad = verify::blame(&now, &tree, group, &origins, stored.as_deref()).await;
         if bad.is_empty() {
             blameless += 1;
             if blameless >= BLAMELESS_ROUNDS {
@@ -334,11 +336,11 @@ async fn run<F: FnMut(&Progress)>(
                 });
             }
         }
-        for s in &bad {
-            tracing::warn!(server = %s, start, end, "bytes that fail verification: server dropped");
-            dropped.push((*s, format!("bytes {start}..{end} fail verification")));
+        for (s, why) in &bad {
+            tracing::warn!(server = %s, %why, "server dropped");
+            dropped.push((*s, why.clone()));
         }
-        now.servers.retain(|s| !bad.contains(s));
+        now.servers.retain(|s| !bad.iter().any(|(x, _)| x == s));
         if now.servers.is_empty() {
             break Err(NetError::Integrity {
                 name: plan.name.clone(),

@@ -10,6 +10,7 @@
 //! `docs/R2CP.md`, "Reopening failed pipes"). Verification and the part file are the
 //! pipeline's (`fetch/mod.rs`). Design: `docs/RUNTIME.md`, "R²CP over sockets".
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -73,6 +74,9 @@ pub(super) struct Multi<'a, F> {
     /// Per server: pipes refused (failed before they came up, well within the stall: a
     /// reset, as for an object the server does not have) since one last came up.
     refused: Vec<u32>,
+    /// The server of every pipe opened (pipe ids are never reused within a download): whose
+    /// bytes the receiver's deliveries are.
+    server_of: HashMap<PipeId, SocketAddr>,
     meter: PipeMeter,
     progress: F,
 }
@@ -161,6 +165,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             attempts: 0,
             ever_up: false,
             refused: vec![0; plan.servers.len()],
+            server_of: HashMap::new(),
             meter: PipeMeter::default(),
             progress,
         })
@@ -190,6 +195,8 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             (from, limit),
         )?;
         r.set_coupled(self.plan.coupled);
+        // Which pipe delivered which bytes: the sink blames the server whose bytes fail.
+        r.record_deliveries();
         let h = self
             .driver
             .endpoint()
@@ -221,6 +228,11 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             };
             chunk.clear();
             let n = r.read(&mut chunk, usize::MAX) as u64;
+            for (id, start, end) in r.take_deliveries() {
+                if let Some(&server) = self.server_of.get(&id) {
+                    sink.supplied(start, end, server);
+                }
+            }
             let mut eof = false;
             closed.clear();
             while let Some(ev) = r.poll_event() {
@@ -454,6 +466,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 return Err(e.into());
             }
             self.attempts += 1;
+            self.server_of.insert(id, server);
             tracing::debug!(via = %self.vias[self.pairs[k].via].addr, %server, ?id, "pipe opened");
             self.pairs[k].live = Some(Live {
                 id,

@@ -229,6 +229,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     }
                 }
                 if n > 0 {
+                    sink.supplied(got, got + n, server);
                     sink.put(&chunk)?;
                     got += n;
                     last_progress = Clock::wall();

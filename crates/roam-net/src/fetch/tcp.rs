@@ -234,6 +234,8 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
 
 /// What one connection's reply has delivered so far.
 struct Reply {
+    /// The server it comes from.
+    server: SocketAddr,
     header: Vec<u8>,
     /// The object's length, once the header arrived.
     len: Option<u64>,
@@ -292,6 +294,7 @@ impl Reply {
         let room = usize::try_from(len.saturating_sub(self.got)).unwrap_or(usize::MAX);
         let body = &body[..body.len().min(room)];
         if !body.is_empty() {
+            sink.supplied(self.got, self.got + body.len() as u64, self.server);
             sink.put(body).map_err(Failure::Fatal)?;
             self.got += body.len() as u64;
         }
@@ -348,6 +351,7 @@ async fn get_once<S: Sink>(
         .insert(now, NetConn::Tcp(Box::new(c)), &[path])
         .map_err(|e| lost(e.into()))?;
     let mut reply = Reply {
+        server,
         header: Vec::new(),
         len: None,
         got: 0,
