@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use roam_wire::{MetaMessage, Unavailable, META_LEN};
 
-use super::{engine, verify, FetchPlan, Kind, Progress, Transfer};
+use super::{engine, verify, Engine, FetchPlan, Kind, Progress};
 use crate::store::{ObjectMeta, META_PREFIX};
 use crate::{Clock, NetError};
 
@@ -262,7 +262,10 @@ const HASH_POLL: Duration = Duration::from_millis(500);
 /// The object's metadata (`.roam-meta/NAME`): asked for again every [`HASH_POLL`] while the
 /// server says it is still computing the digest, showing how far it has got; given up on
 /// only if the server's count stops advancing for `give_up_after`.
-async fn fetch_meta<T: Transfer>(plan: &FetchPlan, engine: &mut T) -> Result<ObjectMeta, NetError> {
+async fn fetch_meta<G: FnMut(&Progress)>(
+    plan: &FetchPlan,
+    engine: &mut Engine<'_, G>,
+) -> Result<ObjectMeta, NetError> {
     let meta_name = format!("{META_PREFIX}{}", plan.name);
     let bad = |reason: String| NetError::Meta {
         name: plan.name.clone(),
@@ -272,7 +275,7 @@ async fn fetch_meta<T: Transfer>(plan: &FetchPlan, engine: &mut T) -> Result<Obj
     loop {
         let mut bytes = Vec::new();
         engine
-            .transfer(&meta_name, 0, META_LEN as u64, &mut bytes)
+            .receive(&meta_name, 0, META_LEN as u64, &mut bytes)
             .await?;
         match MetaMessage::decode(&bytes).map_err(|e| bad(e.to_string()))? {
             MetaMessage::Ready {

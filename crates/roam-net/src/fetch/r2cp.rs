@@ -21,7 +21,7 @@ use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpRec
 use roam_proto::Time;
 use roam_wire::ConnId;
 
-use super::{FetchPlan, Progress, Sink, Transfer};
+use super::{FetchPlan, Progress, Sink};
 use crate::pipe_meter::PipeMeter;
 use crate::{random_u64, Clock, Driver, NetConn, NetError};
 
@@ -81,18 +81,9 @@ pub(super) struct Multi<'a, F> {
     progress: F,
 }
 
-impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
-    async fn transfer<S: Sink>(
-        &mut self,
-        object: &str,
-        from: u64,
-        limit: u64,
-        sink: &mut S,
-    ) -> Result<u64, NetError> {
-        self.receive(object, from, limit, sink).await
-    }
-
-    fn start_object(&mut self) {
+impl<F: FnMut(&Progress)> Multi<'_, F> {
+    /// Between the metadata and the object: forgets the metadata's per-pair counts.
+    pub(super) fn start_object(&mut self) {
         for p in &mut self.pairs {
             p.bytes = 0;
         }
@@ -100,11 +91,13 @@ impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
         self.switches = 0;
     }
 
-    fn show(&mut self, progress: &Progress) {
+    /// Hands `progress` to the progress callback.
+    pub(super) fn show(&mut self, progress: &Progress) {
         (self.progress)(progress);
     }
 
-    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+    /// Switches and bytes per (local address, server) pair.
+    pub(super) fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         let per_path = self
             .pairs
             .iter()
@@ -178,9 +171,9 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         }
     }
 
-    /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink` over every
-    /// pair; returns the bytes received.
-    async fn receive<S: Sink>(
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink` over every
+    /// pair; returns `from` plus the bytes received.
+    pub(super) async fn receive<S: Sink>(
         &mut self,
         object: &str,
         from: u64,

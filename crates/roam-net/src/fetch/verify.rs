@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 
 use blake3::hazmat::HasherExt;
 
-use super::{rcp, FetchPlan, Progress, Sink, Transfer};
+use super::{rcp, Engine, FetchPlan, Progress, Sink};
 use crate::store::{ObjectMeta, TREE_PREFIX};
 use crate::tree::{self, Cv};
 use crate::NetError;
@@ -266,7 +266,7 @@ pub(super) async fn probe(plan: &FetchPlan, server: SocketAddr, tree: &Tree, ind
     let (start, end) = tree::group_range(tree.len, tree.log2, index);
     let mut bytes = Vec::new();
     let mut check = Verify::new(&mut bytes, tree, &plan.name, start);
-    match s.transfer(&plan.name, start, end, &mut check).await {
+    match s.receive(&plan.name, start, end, &mut check).await {
         Ok(got) if got == end => Probe::Good(bytes),
         Err(NetError::Corrupt { .. }) => Probe::Bad,
         _ => Probe::NoAnswer,
@@ -339,9 +339,9 @@ pub(super) async fn blame(
 }
 
 /// Fetches and checks the object's tree from `server`.
-pub(super) async fn fetch_tree<T: Transfer>(
+pub(super) async fn fetch_tree<G: FnMut(&Progress)>(
     plan: &FetchPlan,
-    engine: &mut T,
+    engine: &mut Engine<'_, G>,
     meta: &ObjectMeta,
 ) -> Result<Tree, String> {
     let n = tree::groups(meta.len, meta.group_log2);
@@ -351,7 +351,7 @@ pub(super) async fn fetch_tree<T: Transfer>(
     let mut bytes = Vec::new();
     let name = format!("{TREE_PREFIX}{}", plan.name);
     engine
-        .transfer(&name, 0, n * 32, &mut bytes)
+        .receive(&name, 0, n * 32, &mut bytes)
         .await
         .map_err(|e| e.to_string())?;
     Tree::check(meta, &bytes)
