@@ -319,4 +319,36 @@ mod tests {
         };
         assert_eq!(h.digest, *blake3::hash(&vec![1u8; 64 << 20]).as_bytes());
     }
+
+    /// Issue 28, item 5: more than 256 files (the old open-file cache, which forgot digests
+    /// with it) keep their digests: cycling through them hashes none again.
+    #[test]
+    fn digests_outlive_the_open_file_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Digests::default();
+        let versions: Vec<(Arc<File>, Version)> = (0..300u32)
+            .map(|i| {
+                let p = dir.path().join(format!("f{i}"));
+                std::fs::write(&p, i.to_le_bytes()).unwrap();
+                let f = Arc::new(File::open(&p).unwrap());
+                let v = Version::of(&f).unwrap();
+                // At most MAX_HASHING run at once: a hash just finished may not have left
+                // the count yet, so ask again (bounded).
+                let ready = (0..2000).any(|_| {
+                    let r = matches!(d.status(&f, &v, LONG, false), Status::Ready(_));
+                    if !r {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    r
+                });
+                assert!(ready, "file {i} never hashed");
+                (f, v)
+            })
+            .collect();
+        assert_eq!(d.len(), 300);
+        for (i, (_, v)) in versions.iter().enumerate() {
+            let want = *blake3::hash(&(i as u32).to_le_bytes()).as_bytes();
+            assert_eq!(d.known(v).map(|k| k.0), Some(want), "file {i} forgotten");
+        }
+    }
 }

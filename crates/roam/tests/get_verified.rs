@@ -5,12 +5,18 @@
 //! as it arrives, so a mirror whose file changes mid-transfer is found out, dropped and named,
 //! and only the rest is fetched from the others — the download completes intact. The
 //! mid-transfer case runs in the namespace test bed (root only; skipped with a message
-//! elsewhere), shaped so the transfer lasts seconds. Every wait is bounded; processes and
-//! namespaces are removed by guards, also on failure.
+//! elsewhere), shaped so the transfer lasts seconds. The bad mirror is blamed by delivery,
+//! also one that lies only in transfers (last test). Every wait is bounded; processes,
+//! relays and namespaces are removed by guards, also on failure.
 
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 mod common;
@@ -150,4 +156,131 @@ fn a_mirror_whose_file_changes_mid_transfer_is_found_out_and_dropped() {
     assert_eq!(d.len(), 1, "one mirror dropped: {d:?}");
     assert_eq!(d[0].0, server_addr(2));
     assert!(d[0].1.contains("fail verification"), "{d:?}");
+}
+
+// Blame by delivery (issue 28): a mirror whose bytes fail verification is named and dropped
+// because it delivered them, not only when it fails a probe. The liar here lies only in
+// transfers: a UDP relay in front of an honest `roam serve` that, on each connection (client
+// address), corrupts the payload of every datagram once that connection has been sent more
+// than `HONEST_FOR` bytes — so the metadata, the tree and every probe (one group, 64 KiB)
+// come back honest, and the object's transfer does not. Before, the pipeline only probed: no
+// server's copy failed, the group was fetched again from the same mirrors, and after three
+// such rounds the download gave up. Over the TCP-like engine (the whole object from one
+// server at a time) and R²CP (groups made of both mirrors' bytes: the stored bytes are
+// compared with a verified copy). Loopback only; every wait is bounded; servers and the relay
+// are stopped by guards, also on failure.
+
+/// Bytes a connection gets honestly before the relay starts corrupting it.
+const HONEST_FOR: usize = 256 << 10;
+
+/// A lying relay in front of `upstream`; stopped (threads joined) on drop.
+struct Liar {
+    addr: String,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Liar {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// How long a relay thread waits for a datagram before it checks whether to stop.
+const TICK: Duration = Duration::from_millis(50);
+
+fn liar(upstream: SocketAddr) -> Liar {
+    let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+    front.set_read_timeout(Some(TICK)).unwrap();
+    let addr = front.local_addr().unwrap().to_string();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let main = std::thread::spawn(move || {
+        let mut clients: HashMap<SocketAddr, UdpSocket> = HashMap::new();
+        let mut back_threads = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        while !s.load(Ordering::Relaxed) {
+            let Ok((n, from)) = front.recv_from(&mut buf) else {
+                continue;
+            };
+            let up = clients.entry(from).or_insert_with(|| {
+                // One upstream socket per client address: the server sees a connection per
+                // client, and each is counted (and lied to) on its own.
+                let up = UdpSocket::bind("127.0.0.1:0").unwrap();
+                up.connect(upstream).unwrap();
+                up.set_read_timeout(Some(TICK)).unwrap();
+                let (back, rx, stop) = (
+                    front.try_clone().unwrap(),
+                    up.try_clone().unwrap(),
+                    s.clone(),
+                );
+                back_threads.push(std::thread::spawn(move || {
+                    let mut buf = vec![0u8; 65_536];
+                    let mut sent = 0usize;
+                    while !stop.load(Ordering::Relaxed) {
+                        let Ok(n) = rx.recv(&mut buf) else {
+                            continue;
+                        };
+                        sent += n;
+                        // Data-bearing datagrams end in payload: change their last byte.
+                        if sent > HONEST_FOR && n > 1000 {
+                            buf[n - 1] ^= 0xa5;
+                        }
+                        let _ = back.send_to(&buf[..n], from);
+                    }
+                }));
+                up
+            });
+            let _ = up.send(&buf[..n]);
+        }
+        for t in back_threads {
+            let _ = t.join();
+        }
+    });
+    Liar {
+        addr,
+        stop,
+        threads: vec![main],
+    }
+}
+
+#[test]
+fn a_mirror_that_lies_only_in_transfers_is_named_and_dropped() {
+    let good = common::pattern(3 << 20);
+    let (dir, srv) = common::srv_with("f", &good);
+    let (_h, honest) = serve(&srv);
+    let (_u, upstream) = serve(&srv);
+    let liar = liar(upstream.parse().unwrap());
+    for protocol in ["tcp", "rcp"] {
+        let out = dir.path().join(format!("o-{protocol}"));
+        let o = Command::new(ROAM)
+            .args(["get", "f", "-q", "--format", "json", "--stall", "2"])
+            .args(["--protocol", protocol])
+            .args(["--server", &liar.addr, "--server", &honest, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{protocol}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            std::fs::read(&out).unwrap() == good,
+            "{protocol}: content differs"
+        );
+        let d = dropped(&o);
+        eprintln!("{protocol}: dropped {d:?}");
+        assert!(!d.is_empty(), "{protocol}: the liar was not dropped");
+        for (server, why) in &d {
+            assert_eq!(
+                server, &liar.addr,
+                "{protocol}: an honest mirror dropped: {d:?}"
+            );
+            assert!(why.contains("fail verification"), "{protocol}: {d:?}");
+        }
+    }
 }

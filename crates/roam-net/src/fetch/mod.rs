@@ -2,20 +2,22 @@
 //! every mirror, cross-checked) and BLAKE3 tree first ([`meta`]), then its bytes into the
 //! output ([`output`]: a part file renamed to `FILE` only once length and digest match), each
 //! group verified as it arrives ([`verify`]). The pipeline ([`run`]) is written once here; it
-//! builds one engine per phase, each a leaf that moves bytes ([`Transfer`]): single-path RCP
+//! builds one engine per phase ([`Engine`]), each a leaf that moves bytes: single-path RCP
 //! ([`rcp`]), R²CP over several local addresses or servers ([`r2cp`]), the TCP-like engine
 //! ([`tcp`]).
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use roam_proto::endpoint::NoAcceptor;
+use roam_proto::r2cp::reopen::backoff;
 use roam_proto::r2cp::Scheme;
 use roam_proto::rcp::{RcpCc, RcpConfig};
 
 use crate::engines::rcp_config;
 use crate::pipe_meter::PipeProgress;
-use crate::{Clock, LinkTable, LocalSpec, LocalStatus, NetError};
+use crate::{Clock, Driver, LinkTable, LocalSpec, LocalStatus, NetConn, NetError};
 
 mod meta;
 mod output;
@@ -155,6 +157,10 @@ pub(crate) trait Sink {
     fn rewindable(&self) -> bool {
         true
     }
+    /// Says that the object's bytes `start .. end` (put now or later) came from `server`, so
+    /// that a verifying sink can blame the server whose bytes fail (issue 28: blame by
+    /// delivery). Engines call it before putting the bytes.
+    fn supplied(&mut self, _start: u64, _end: u64, _server: SocketAddr) {}
 }
 
 impl Sink for Vec<u8> {
@@ -169,28 +175,6 @@ impl Sink for Vec<u8> {
     }
 }
 
-/// One engine's way of moving an object's bytes; the pipeline ([`run`]) uses it twice (the
-/// metadata, then the object).
-pub(crate) trait Transfer {
-    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
-    /// connections, pipes or servers as the engine does; returns the object's bytes now held
-    /// (`from` plus those received). An engine that cannot ask for a range restarts the sink
-    /// and fetches from the first byte.
-    async fn transfer<S: Sink>(
-        &mut self,
-        object: &str,
-        from: u64,
-        limit: u64,
-        sink: &mut S,
-    ) -> Result<u64, NetError>;
-    /// Between the metadata and the object: forgets the metadata's per-path counts.
-    fn start_object(&mut self);
-    /// Hands `progress` to the engine's progress callback (the pipeline's own states).
-    fn show(&mut self, progress: &Progress);
-    /// Switches and bytes per (local address, server), for the report.
-    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>);
-}
-
 /// The engine family a download runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -200,7 +184,8 @@ pub(crate) enum Kind {
     Tcp,
 }
 
-/// One engine for one phase of a download.
+/// One engine for one phase of a download; the pipeline ([`run`]) uses one for the metadata,
+/// then one for the object. Each leaf has the four methods below of the same names.
 enum Engine<'p, G> {
     Single(rcp::Session<'p, G>),
     Multi(r2cp::Multi<'p, G>),
@@ -222,8 +207,12 @@ fn engine<G: FnMut(&Progress)>(
     })
 }
 
-impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
-    async fn transfer<S: Sink>(
+impl<G: FnMut(&Progress)> Engine<'_, G> {
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
+    /// connections, pipes or servers as the engine does; returns the object's bytes now held
+    /// (`from` plus those received). An engine that cannot ask for a range restarts the sink
+    /// and fetches from the first byte.
+    async fn receive<S: Sink>(
         &mut self,
         object: &str,
         from: u64,
@@ -231,12 +220,13 @@ impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
         sink: &mut S,
     ) -> Result<u64, NetError> {
         match self {
-            Engine::Single(e) => e.transfer(object, from, limit, sink).await,
-            Engine::Multi(e) => e.transfer(object, from, limit, sink).await,
-            Engine::Tcp(e) => e.transfer(object, from, limit, sink).await,
+            Engine::Single(e) => e.receive(object, from, limit, sink).await,
+            Engine::Multi(e) => e.receive(object, from, limit, sink).await,
+            Engine::Tcp(e) => e.receive(object, from, limit, sink).await,
         }
     }
 
+    /// Between the metadata and the object: forgets the metadata's per-path counts.
     fn start_object(&mut self) {
         match self {
             Engine::Single(e) => e.start_object(),
@@ -245,6 +235,7 @@ impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
         }
     }
 
+    /// Hands `progress` to the engine's progress callback (the pipeline's own states).
     fn show(&mut self, progress: &Progress) {
         match self {
             Engine::Single(e) => e.show(progress),
@@ -253,12 +244,45 @@ impl<G: FnMut(&Progress)> Transfer for Engine<'_, G> {
         }
     }
 
+    /// Switches and bytes per (local address, server), for the report.
     fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         match self {
             Engine::Single(e) => e.outcome(),
             Engine::Multi(e) => e.outcome(),
             Engine::Tcp(e) => e.outcome(),
         }
+    }
+}
+
+/// The delay after `failures` consecutive abandoned connections (single-path RCP, the
+/// TCP-like engine): the first new connection is immediate, then R²CP's reopening backoff
+/// (`roam_proto::r2cp::reopen`: 0.25 s doubling to 8 s).
+fn retry_delay(failures: u32) -> Duration {
+    backoff(failures.saturating_sub(1))
+}
+
+/// Waits [`retry_delay`]`(failures)` before the next connection, stepping `driver`; while
+/// nothing has arrived for `stall` or longer since `last_byte`, tells `waiting` for how many
+/// seconds (for the progress line's "waiting" state).
+async fn back_off(
+    driver: &mut Driver<NoAcceptor<NetConn>>,
+    failures: u32,
+    (last_byte, stall): (Instant, Duration),
+    mut waiting: impl FnMut(f64),
+) {
+    let until = Clock::wall() + retry_delay(failures);
+    loop {
+        let now = Clock::wall();
+        let idle = now.duration_since(last_byte);
+        if idle >= stall {
+            waiting(idle.as_secs_f64());
+        }
+        if now >= until {
+            return;
+        }
+        driver
+            .step((until - now).min(Duration::from_millis(250)))
+            .await;
     }
 }
 
@@ -305,7 +329,7 @@ async fn run<F: FnMut(&Progress)>(
         };
         e.start_object();
         let mut sink = verify::Verify::new(&mut output, &tree, &plan.name, from);
-        let r = e.transfer(&plan.name, from, meta.len, &mut sink).await;
+        let r = e.receive(&plan.name, from, meta.len, &mut sink).await;
         let (sw, pp) = e.outcome();
         switches += sw;
         per_path.extend(pp);
@@ -315,13 +339,11 @@ async fn run<F: FnMut(&Progress)>(
         else {
             break r;
         };
-        // Which servers' copy of the group fails? Ask each for it alone.
-        let mut bad = Vec::new();
-        for &s in &now.servers {
-            if verify::probe(&now, s, &tree, group).await == verify::Probe::Bad {
-                bad.push(s);
-            }
-        }
+        // Who sent the bytes that fail: by delivery, probing where several servers did.
+        let origins = sink.origins(group).to_vec();
+        let held = sink.take_failed();
+        let stored = held.or_else(|| output.stored(start, end));
+        let bad = verify::blame(&now, &tree, group, &origins, stored.as_deref()).await;
         if bad.is_empty() {
             blameless += 1;
             if blameless >= BLAMELESS_ROUNDS {
@@ -334,11 +356,11 @@ async fn run<F: FnMut(&Progress)>(
                 });
             }
         }
-        for s in &bad {
-            tracing::warn!(server = %s, start, end, "bytes that fail verification: server dropped");
-            dropped.push((*s, format!("bytes {start}..{end} fail verification")));
+        for (s, why) in &bad {
+            tracing::warn!(server = %s, %why, "server dropped");
+            dropped.push((*s, why.clone()));
         }
-        now.servers.retain(|s| !bad.contains(s));
+        now.servers.retain(|s| !bad.iter().any(|(x, _)| x == s));
         if now.servers.is_empty() {
             break Err(NetError::Integrity {
                 name: plan.name.clone(),
@@ -422,4 +444,20 @@ pub async fn fetch<F: FnMut(&Progress)>(
 ) -> Result<FetchReport, NetError> {
     check_plan(plan)?;
     run(plan, out, Kind::Rcp, progress).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roam_proto::r2cp::reopen::REOPEN_MAX;
+
+    #[test]
+    fn a_first_switch_is_immediate_then_retries_back_off_to_eight_seconds() {
+        assert_eq!(retry_delay(0), Duration::ZERO);
+        assert_eq!(retry_delay(1), Duration::ZERO);
+        assert_eq!(retry_delay(2), Duration::from_millis(250));
+        assert_eq!(retry_delay(3), Duration::from_millis(500));
+        assert_eq!(retry_delay(7), REOPEN_MAX);
+        assert_eq!(retry_delay(u32::MAX), REOPEN_MAX);
+    }
 }

@@ -183,6 +183,18 @@ impl Output {
         }
     }
 
+    /// The bytes `start .. end` as stored in the part file (a group that failed, to compare
+    /// with a verified copy); `None` for a stream.
+    pub(crate) fn stored(&self, start: u64, end: u64) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let Output::Part(p) = self else {
+            return None;
+        };
+        let mut buf = vec![0; usize::try_from(end.checked_sub(start)?).ok()?];
+        p.file.read_exact_at(&mut buf, start).ok()?;
+        Some(buf)
+    }
+
     /// The part file kept by `--continue`, to verify its groups before they are trusted.
     pub(crate) fn kept(&self) -> Option<&File> {
         match self {

@@ -10,6 +10,7 @@
 //! `docs/R2CP.md`, "Reopening failed pipes"). Verification and the part file are the
 //! pipeline's (`fetch/mod.rs`). Design: `docs/RUNTIME.md`, "R²CP over sockets".
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +21,7 @@ use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpRec
 use roam_proto::Time;
 use roam_wire::ConnId;
 
-use super::{FetchPlan, Progress, Sink, Transfer};
+use super::{FetchPlan, Progress, Sink};
 use crate::pipe_meter::PipeMeter;
 use crate::{random_u64, Clock, Driver, NetConn, NetError};
 
@@ -73,22 +74,16 @@ pub(super) struct Multi<'a, F> {
     /// Per server: pipes refused (failed before they came up, well within the stall: a
     /// reset, as for an object the server does not have) since one last came up.
     refused: Vec<u32>,
+    /// The server of every pipe opened (pipe ids are never reused within a download): whose
+    /// bytes the receiver's deliveries are.
+    server_of: HashMap<PipeId, SocketAddr>,
     meter: PipeMeter,
     progress: F,
 }
 
-impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
-    async fn transfer<S: Sink>(
-        &mut self,
-        object: &str,
-        from: u64,
-        limit: u64,
-        sink: &mut S,
-    ) -> Result<u64, NetError> {
-        self.receive(object, from, limit, sink).await
-    }
-
-    fn start_object(&mut self) {
+impl<F: FnMut(&Progress)> Multi<'_, F> {
+    /// Between the metadata and the object: forgets the metadata's per-pair counts.
+    pub(super) fn start_object(&mut self) {
         for p in &mut self.pairs {
             p.bytes = 0;
         }
@@ -96,11 +91,13 @@ impl<F: FnMut(&Progress)> Transfer for Multi<'_, F> {
         self.switches = 0;
     }
 
-    fn show(&mut self, progress: &Progress) {
+    /// Hands `progress` to the progress callback.
+    pub(super) fn show(&mut self, progress: &Progress) {
         (self.progress)(progress);
     }
 
-    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+    /// Switches and bytes per (local address, server) pair.
+    pub(super) fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         let per_path = self
             .pairs
             .iter()
@@ -161,6 +158,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             attempts: 0,
             ever_up: false,
             refused: vec![0; plan.servers.len()],
+            server_of: HashMap::new(),
             meter: PipeMeter::default(),
             progress,
         })
@@ -173,9 +171,9 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         }
     }
 
-    /// Receives `object` bytes `0 .. limit` (to its end if shorter) into `sink` over every
-    /// pair; returns the bytes received.
-    async fn receive<S: Sink>(
+    /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink` over every
+    /// pair; returns `from` plus the bytes received.
+    pub(super) async fn receive<S: Sink>(
         &mut self,
         object: &str,
         from: u64,
@@ -190,6 +188,8 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             (from, limit),
         )?;
         r.set_coupled(self.plan.coupled);
+        // Which pipe delivered which bytes: the sink blames the server whose bytes fail.
+        r.record_deliveries();
         let h = self
             .driver
             .endpoint()
@@ -221,6 +221,11 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
             };
             chunk.clear();
             let n = r.read(&mut chunk, usize::MAX) as u64;
+            for (id, start, end) in r.take_deliveries() {
+                if let Some(&server) = self.server_of.get(&id) {
+                    sink.supplied(start, end, server);
+                }
+            }
             let mut eof = false;
             closed.clear();
             while let Some(ev) = r.poll_event() {
@@ -454,6 +459,7 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 return Err(e.into());
             }
             self.attempts += 1;
+            self.server_of.insert(id, server);
             tracing::debug!(via = %self.vias[self.pairs[k].via].addr, %server, ?id, "pipe opened");
             self.pairs[k].live = Some(Live {
                 id,

@@ -8,11 +8,10 @@ use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathAddrs, PathId};
 use roam_proto::loss_cause::Scheme as LossScheme;
-use roam_proto::r2cp::reopen::backoff;
 use roam_proto::rcp::{RcpConfig, RcpEvent, RcpReceiver};
 use roam_wire::ConnId;
 
-use super::{FetchPlan, Progress, Sink, Transfer};
+use super::{FetchPlan, Progress, Sink};
 use crate::pipe_meter::{PipeMeter, PipeProgress};
 use crate::{random_u64, Clock, Driver, NetConn, NetError};
 
@@ -55,13 +54,6 @@ pub async fn receive_generated(
         });
     }
     Ok((got, started.elapsed().as_secs_f64()))
-}
-
-/// The delay after `failures` consecutive abandoned connections: the first new connection
-/// is immediate, then R²CP's reopening backoff (`roam_proto::r2cp::reopen`: 0.25 s doubling
-/// to 8 s).
-fn retry_delay(failures: u32) -> Duration {
-    backoff(failures.saturating_sub(1))
 }
 
 /// The rotation over local addresses and servers.
@@ -141,26 +133,19 @@ impl<'a, F: FnMut(&Progress)> Session<'a, F> {
     }
 }
 
-impl<F: FnMut(&Progress)> Transfer for Session<'_, F> {
-    async fn transfer<S: Sink>(
-        &mut self,
-        object: &str,
-        from: u64,
-        limit: u64,
-        sink: &mut S,
-    ) -> Result<u64, NetError> {
-        self.receive(object, from, limit, sink).await
-    }
-
-    fn start_object(&mut self) {
+impl<F: FnMut(&Progress)> Session<'_, F> {
+    /// Between the metadata and the object: forgets the metadata's per-path counts.
+    pub(super) fn start_object(&mut self) {
         self.route.per_path.clear();
     }
 
-    fn show(&mut self, progress: &Progress) {
+    /// Hands `progress` to the progress callback.
+    pub(super) fn show(&mut self, progress: &Progress) {
         (self.progress)(progress);
     }
 
-    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+    /// Switches and bytes per (local address, server).
+    pub(super) fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         (self.route.switches, self.route.per_path)
     }
 }
@@ -176,7 +161,7 @@ enum Abandon {
 impl<F: FnMut(&Progress)> Session<'_, F> {
     /// Receives `object` bytes `from .. limit` (to its end if shorter) into `sink`, switching
     /// connections as needed; returns `from` plus the bytes received.
-    async fn receive<S: Sink>(
+    pub(super) async fn receive<S: Sink>(
         &mut self,
         object: &str,
         from: u64,
@@ -229,6 +214,7 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
                     }
                 }
                 if n > 0 {
+                    sink.supplied(got, got + n, server);
                     sink.put(&chunk)?;
                     got += n;
                     last_progress = Clock::wall();
@@ -331,37 +317,29 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
         Ok((h, via_addr, server))
     }
 
-    /// Waits before the next connection: [`retry_delay`] of the failures since the last
-    /// byte, stepping the driver and telling the progress display that the fetch is waiting.
+    /// Waits before the next connection (`super::back_off`), telling the progress display
+    /// that the fetch is waiting while nothing has arrived for longer than the stall.
     async fn back_off(&mut self, got: u64, total: Option<u64>) {
-        let until = Clock::wall() + retry_delay(self.failures);
-        loop {
-            let now = Clock::wall();
-            let idle = now.duration_since(self.last_byte);
-            if idle >= self.plan.stall {
-                let current = (
-                    self.plan.vias[self.route.via].addr,
-                    self.plan.servers[self.route.server],
-                );
-                let pipes = self.route.pipes(current, now);
-                (self.progress)(&Progress {
-                    bytes: got,
-                    total,
-                    via: current.0,
-                    server: current.1,
-                    switches: self.route.switches,
-                    pipes,
-                    waiting: Some(idle.as_secs_f64()),
-                    server_hashing: None,
-                });
-            }
-            if now >= until {
-                return;
-            }
-            self.driver
-                .step((until - now).min(Duration::from_millis(250)))
-                .await;
-        }
+        let current = (
+            self.plan.vias[self.route.via].addr,
+            self.plan.servers[self.route.server],
+        );
+        let (route, progress) = (&mut self.route, &mut self.progress);
+        let since = (self.last_byte, self.plan.stall);
+        super::back_off(&mut self.driver, self.failures, since, |idle| {
+            let pipes = route.pipes(current, Clock::wall());
+            progress(&Progress {
+                bytes: got,
+                total,
+                via: current.0,
+                server: current.1,
+                switches: route.switches,
+                pipes,
+                waiting: Some(idle),
+                server_hashing: None,
+            });
+        })
+        .await;
     }
 
     /// Moves to another local address (if the local side failed and there is one) or the
@@ -418,20 +396,5 @@ impl<F: FnMut(&Progress)> Session<'_, F> {
             _ => self.route.via = (self.route.via + 1) % vias,
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use roam_proto::r2cp::reopen::REOPEN_MAX;
-
-    #[test]
-    fn a_first_switch_is_immediate_then_retries_back_off_to_eight_seconds() {
-        assert_eq!(retry_delay(1), Duration::ZERO);
-        assert_eq!(retry_delay(2), Duration::from_millis(250));
-        assert_eq!(retry_delay(3), Duration::from_millis(500));
-        assert_eq!(retry_delay(7), REOPEN_MAX);
-        assert_eq!(retry_delay(u32::MAX), REOPEN_MAX);
     }
 }

@@ -12,7 +12,7 @@ use roam_proto::cc::CcKind;
 use roam_proto::endpoint::{EndpointConfig, EndpointEvent, NoAcceptor, PathAddrs, PathId};
 use roam_proto::tcp;
 
-use super::{FetchPlan, FetchReport, Progress, Sink, Transfer};
+use super::{FetchPlan, FetchReport, Progress, Sink};
 use crate::engines::tcp_connect;
 use crate::pipe_meter::PipeMeter;
 use crate::tcp_request::{decode_reply, TcpRequest, REPLY_HEADER};
@@ -66,24 +66,9 @@ pub(super) struct TcpFetch<'a, F> {
     ever_connected: bool,
 }
 
-/// First delay before another connection after one failed; doubled per consecutive failure
-/// up to [`RETRY_MAX`] (as the RCP fetch).
-const RETRY_BASE: Duration = Duration::from_millis(250);
-
-/// Longest delay between two connections.
-const RETRY_MAX: Duration = Duration::from_secs(8);
-
 /// The longest a connection that delivered is kept through a silence before a new one is
 /// opened: below a server's 60 s idle expiry, which would drop it silently.
 const HOLD_MAX: Duration = Duration::from_secs(30);
-
-/// The delay after `failures` consecutive failed connections (the first retry is immediate).
-fn retry_delay(failures: u32) -> Duration {
-    match failures {
-        0 | 1 => Duration::ZERO,
-        n => (RETRY_BASE * (1u32 << (n - 2).min(6))).min(RETRY_MAX),
-    }
-}
 
 /// What a connection reports: bytes so far, the object's length, and (while it waits through
 /// a silence) seconds since the last byte.
@@ -99,8 +84,11 @@ enum Failure {
     Fatal(NetError),
 }
 
-impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
-    async fn transfer<S: Sink>(
+impl<F: FnMut(&Progress)> TcpFetch<'_, F> {
+    /// Receives `object` into `sink` from the first server (from the last one used on) that
+    /// delivers it whole; a TCP-like request cannot ask for a range, so `from` > 0 restarts the
+    /// sink. Returns the object's length.
+    pub(super) async fn receive<S: Sink>(
         &mut self,
         object: &str,
         from: u64,
@@ -202,38 +190,40 @@ impl<F: FnMut(&Progress)> Transfer for TcpFetch<'_, F> {
                     break;
                 }
             }
-            let until = Clock::wall() + retry_delay(failures);
-            loop {
-                let now = Clock::wall();
-                let idle = now.duration_since(self.last_byte);
-                if self.ever_connected && idle >= plan.stall {
-                    on_bytes(0, None, Some(idle.as_secs_f64()));
-                }
-                if now >= until {
-                    break;
-                }
-                self.driver
-                    .step((until - now).min(Duration::from_millis(250)))
-                    .await;
-            }
+            // Before any connection came up there is no outage to report.
+            let stall = if self.ever_connected {
+                plan.stall
+            } else {
+                Duration::MAX
+            };
+            let since = (self.last_byte, stall);
+            super::back_off(&mut self.driver, failures, since, |idle| {
+                on_bytes(0, None, Some(idle));
+            })
+            .await;
         }
     }
 
-    fn start_object(&mut self) {
+    /// Between the metadata and the object: progress is reported from now on.
+    pub(super) fn start_object(&mut self) {
         self.object = true;
     }
 
-    fn show(&mut self, progress: &Progress) {
+    /// Hands `progress` to the progress callback.
+    pub(super) fn show(&mut self, progress: &Progress) {
         (self.progress)(progress);
     }
 
-    fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
+    /// Switches and bytes per (local address, server).
+    pub(super) fn outcome(self) -> (u32, Vec<(SocketAddr, SocketAddr, u64)>) {
         (self.switches, self.per_path)
     }
 }
 
 /// What one connection's reply has delivered so far.
 struct Reply {
+    /// The server it comes from.
+    server: SocketAddr,
     header: Vec<u8>,
     /// The object's length, once the header arrived.
     len: Option<u64>,
@@ -292,6 +282,7 @@ impl Reply {
         let room = usize::try_from(len.saturating_sub(self.got)).unwrap_or(usize::MAX);
         let body = &body[..body.len().min(room)];
         if !body.is_empty() {
+            sink.supplied(self.got, self.got + body.len() as u64, self.server);
             sink.put(body).map_err(Failure::Fatal)?;
             self.got += body.len() as u64;
         }
@@ -348,6 +339,7 @@ async fn get_once<S: Sink>(
         .insert(now, NetConn::Tcp(Box::new(c)), &[path])
         .map_err(|e| lost(e.into()))?;
     let mut reply = Reply {
+        server,
         header: Vec::new(),
         len: None,
         got: 0,

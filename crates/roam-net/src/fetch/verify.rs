@@ -1,14 +1,17 @@
 //! Verified streaming (issue 28, item 9): each group of the object is checked as it arrives
 //! against its chaining value in the object's BLAKE3 tree (`tree.rs`), itself checked once
 //! against the root digest. A group that fails stops the transfer with
-//! [`NetError::Corrupt`]; the pipeline (`mod.rs`) then asks every server for that group alone
-//! ([`probe`]), drops the servers whose copy fails, and continues from the group's first byte.
+//! [`NetError::Corrupt`]; the pipeline (`mod.rs`) then finds who sent the bad bytes
+//! ([`blame`]: by delivery — the engines tell the sink which server delivered which bytes —,
+//! with probing as the tie-breaker for a group that came from several servers), drops them,
+//! and continues from the group's first byte.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use blake3::hazmat::HasherExt;
 
-use super::{rcp, FetchPlan, Progress, Sink, Transfer};
+use super::{rcp, Engine, FetchPlan, Progress, Sink};
 use crate::store::{ObjectMeta, TREE_PREFIX};
 use crate::tree::{self, Cv};
 use crate::NetError;
@@ -100,7 +103,14 @@ pub(super) struct Verify<'a, S> {
     group: blake3::Hasher,
     /// The current group's bytes, held until verified (`None`: written through).
     held: Option<Vec<u8>>,
+    /// Per group not yet verified: which server delivered which bytes (`Sink::supplied`).
+    origins: BTreeMap<u64, Vec<Origin>>,
+    /// The bytes of the group that failed, when they were held back.
+    failed: Option<Vec<u8>>,
 }
+
+/// Bytes `.0 .. .1` of the object, delivered by server `.2`.
+pub(super) type Origin = (u64, u64, SocketAddr);
 
 impl<'a, S: Sink> Verify<'a, S> {
     /// Passes bytes from `from` (the first byte of a group) on to `inner`.
@@ -113,7 +123,19 @@ impl<'a, S: Sink> Verify<'a, S> {
             pos: from,
             group: group_hasher(tree, from),
             held: hold.then(Vec::new),
+            origins: BTreeMap::new(),
+            failed: None,
         }
+    }
+
+    /// Who delivered which bytes of group `index` (empty if no engine said).
+    pub(super) fn origins(&self, index: u64) -> &[Origin] {
+        self.origins.get(&index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The bytes of the group that failed, if they were held back rather than written.
+    pub(super) fn take_failed(&mut self) -> Option<Vec<u8>> {
+        self.failed.take()
     }
 }
 
@@ -153,9 +175,7 @@ impl<S: Sink> Sink for Verify<'_, S> {
                     .ok()
                     .and_then(|i| self.tree.cvs.get(i));
                 if cv != Some(&self.group.finalize_non_root()) {
-                    if let Some(held) = self.held.as_mut() {
-                        held.clear();
-                    }
+                    self.failed = self.held.as_mut().map(std::mem::take);
                     return Err(NetError::Corrupt {
                         name: self.name.to_string(),
                         group: index,
@@ -166,6 +186,13 @@ impl<S: Sink> Sink for Verify<'_, S> {
                 if let Some(held) = self.held.as_mut() {
                     self.inner.put(held)?;
                     held.clear();
+                }
+                while self
+                    .origins
+                    .first_key_value()
+                    .is_some_and(|(g, _)| *g <= index)
+                {
+                    self.origins.pop_first();
                 }
                 self.group = group_hasher(self.tree, end);
             }
@@ -179,33 +206,42 @@ impl<S: Sink> Sink for Verify<'_, S> {
         if let Some(held) = self.held.as_mut() {
             held.clear();
         }
+        self.origins.clear();
         self.group = group_hasher(self.tree, 0);
         Ok(())
+    }
+
+    fn supplied(&mut self, start: u64, end: u64, server: SocketAddr) {
+        if !self.tree.per_group() || end <= start {
+            return;
+        }
+        let first = start.max(self.tree.group_start(self.pos)) >> self.tree.log2;
+        let last = (end - 1) >> self.tree.log2;
+        for index in first..=last {
+            let (gs, ge) = tree::group_range(self.tree.len, self.tree.log2, index);
+            let (s, e) = (start.max(gs), end.min(ge));
+            if s >= e {
+                continue;
+            }
+            let list = self.origins.entry(index).or_default();
+            match list.last_mut() {
+                // Contiguous bytes from the same server: one entry.
+                Some(o) if o.2 == server && o.1 == s => o.1 = e,
+                _ => list.push((s, e, server)),
+            }
+        }
     }
 }
 
 /// What one server's copy of a group is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Probe {
-    /// It verifies.
-    Good,
+    /// It verifies (its bytes).
+    Good(Vec<u8>),
     /// It fails verification.
     Bad,
     /// The server did not deliver it.
     NoAnswer,
-}
-
-/// Drops everything (a probe checks, the pipeline writes).
-struct Discard;
-
-impl Sink for Discard {
-    fn put(&mut self, _: &[u8]) -> Result<(), NetError> {
-        Ok(())
-    }
-
-    fn restart(&mut self) -> Result<(), NetError> {
-        Ok(())
-    }
 }
 
 /// A plan for asking `server` alone, giving up sooner than a download would (a server that
@@ -228,19 +264,84 @@ pub(super) async fn probe(plan: &FetchPlan, server: SocketAddr, tree: &Tree, ind
         return Probe::NoAnswer;
     };
     let (start, end) = tree::group_range(tree.len, tree.log2, index);
-    let mut sink = Discard;
-    let mut check = Verify::new(&mut sink, tree, &plan.name, start);
-    match s.transfer(&plan.name, start, end, &mut check).await {
-        Ok(got) if got == end => Probe::Good,
+    let mut bytes = Vec::new();
+    let mut check = Verify::new(&mut bytes, tree, &plan.name, start);
+    match s.receive(&plan.name, start, end, &mut check).await {
+        Ok(got) if got == end => Probe::Good(bytes),
         Err(NetError::Corrupt { .. }) => Probe::Bad,
         _ => Probe::NoAnswer,
     }
 }
 
-/// Fetches and checks the object's tree from `server`.
-pub(super) async fn fetch_tree<T: Transfer>(
+/// The servers to blame for group `index` failing verification, each with why: by delivery
+/// first — bytes that came from one server alone are that server's —, else (bytes from
+/// several servers, or none said where they came from) every candidate is asked for the group
+/// alone ([`probe`]): a server whose copy fails is blamed, and where the stored bytes that
+/// failed are at hand (`stored`) and some server's copy verifies, each server that delivered
+/// bytes differing from the verified copy is blamed — so a mirror that lies only in the
+/// transfer and answers probes honestly is caught too.
+pub(super) async fn blame(
     plan: &FetchPlan,
-    engine: &mut T,
+    tree: &Tree,
+    index: u64,
+    origins: &[Origin],
+    stored: Option<&[u8]>,
+) -> Vec<(SocketAddr, String)> {
+    let (start, end) = tree::group_range(tree.len, tree.log2, index);
+    let mut suppliers: Vec<SocketAddr> = Vec::new();
+    for o in origins {
+        if !suppliers.contains(&o.2) {
+            suppliers.push(o.2);
+        }
+    }
+    if let [only] = suppliers[..] {
+        return vec![(
+            only,
+            format!("bytes {start}..{end} it delivered fail verification"),
+        )];
+    }
+    let candidates = if suppliers.is_empty() {
+        plan.servers.clone()
+    } else {
+        suppliers
+    };
+    let mut bad = Vec::new();
+    let mut good = None;
+    for s in candidates {
+        match probe(plan, s, tree, index).await {
+            Probe::Bad => bad.push((
+                s,
+                format!("bytes {start}..{end} fail verification (its own copy, asked for alone)"),
+            )),
+            Probe::Good(bytes) => {
+                good.get_or_insert(bytes);
+            }
+            Probe::NoAnswer => {}
+        }
+    }
+    if let (true, Some(good), Some(stored)) = (bad.is_empty(), good, stored) {
+        for &(s, e, server) in origins {
+            let at = |x: u64| usize::try_from(x - start).unwrap_or(usize::MAX);
+            let (a, b) = (at(s), at(e));
+            let differs = stored.get(a..b) != good.get(a..b);
+            if differs && !bad.iter().any(|(x, _)| *x == server) {
+                bad.push((
+                    server,
+                    format!(
+                        "bytes {s}..{e} it delivered fail verification (they differ from the \
+                         verified copy)"
+                    ),
+                ));
+            }
+        }
+    }
+    bad
+}
+
+/// Fetches and checks the object's tree from `server`.
+pub(super) async fn fetch_tree<G: FnMut(&Progress)>(
+    plan: &FetchPlan,
+    engine: &mut Engine<'_, G>,
     meta: &ObjectMeta,
 ) -> Result<Tree, String> {
     let n = tree::groups(meta.len, meta.group_log2);
@@ -250,7 +351,7 @@ pub(super) async fn fetch_tree<T: Transfer>(
     let mut bytes = Vec::new();
     let name = format!("{TREE_PREFIX}{}", plan.name);
     engine
-        .transfer(&name, 0, n * 32, &mut bytes)
+        .receive(&name, 0, n * 32, &mut bytes)
         .await
         .map_err(|e| e.to_string())?;
     Tree::check(meta, &bytes)

@@ -124,6 +124,9 @@ pub struct R2cpReceiver {
     closed: bool,
     next_tx: usize,
     stats: R2cpStats,
+    /// Which pipe delivered which bytes new to the buffer, while recorded
+    /// ([`R2cpReceiver::record_deliveries`]); drained by [`R2cpReceiver::take_deliveries`].
+    deliveries: Option<Vec<(PipeId, u64, u64)>>,
 }
 
 impl R2cpReceiver {
@@ -170,6 +173,7 @@ impl R2cpReceiver {
             closed: false,
             next_tx: 0,
             stats: R2cpStats::default(),
+            deliveries: None,
             config,
         })
     }
@@ -360,6 +364,23 @@ impl R2cpReceiver {
         self.events.pop_front()
     }
 
+    /// Records, from now on, which pipe delivered each range of bytes new to the receive
+    /// buffer (the first copy stored; duplicates are not recorded), for a caller that must
+    /// know where bytes came from (e.g. to blame the server whose bytes fail verification).
+    /// Off by default; the caller drains the record with [`R2cpReceiver::take_deliveries`].
+    pub fn record_deliveries(&mut self) {
+        self.deliveries.get_or_insert_with(Vec::new);
+    }
+
+    /// The (pipe, first byte, end) of every range stored since the last call, in arrival
+    /// order; empty unless [`R2cpReceiver::record_deliveries`] was called.
+    pub fn take_deliveries(&mut self) -> Vec<(PipeId, u64, u64)> {
+        self.deliveries
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     /// Moves up to `max` in-order bytes into `out`.
     pub fn read(&mut self, out: &mut Vec<u8>, max: usize) -> usize {
         self.buf.read(out, max)
@@ -469,6 +490,9 @@ impl R2cpReceiver {
             if self.buf.has(d.seq, end) {
                 self.reserved.fill(d.seq, end);
                 self.slots[i].bytes_received += n as u64;
+                if let Some(log) = self.deliveries.as_mut() {
+                    log.push((self.slots[i].id(), d.seq, end));
+                }
             }
         }
         // A unit this pipe waited for that is still not held whole (a short DATA, or one the
