@@ -16,8 +16,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roam_proto::endpoint::{EndpointConfig, Handle, NoAcceptor, PathId};
+use roam_proto::loss_cause::Scheme as LossScheme;
 use roam_proto::r2cp::reopen::{PipeWatch, Reopen};
 use roam_proto::r2cp::{PipeId, PipeRole, PipeSpec, PipeState, R2cpEvent, R2cpReceiver, Removal};
+use roam_proto::rcp::RcpConfig;
 use roam_proto::Time;
 use roam_wire::ConnId;
 
@@ -181,8 +183,15 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
         sink: &mut S,
     ) -> Result<u64, NetError> {
         let now = self.driver.now();
+        // Issue 30: a pipe without stated facts (`--link`) estimates which of its holes were
+        // wireless (Spike) and answers them with per-hole ELN, as single-path RCP does; ELN
+        // changes nothing for a pipe whose holes nobody marks.
+        let config = RcpConfig {
+            eln: true,
+            ..self.plan.rcp.clone()
+        };
         let mut r = R2cpReceiver::new(
-            Arc::new(self.plan.rcp.clone()),
+            Arc::new(config),
             self.plan.scheme,
             object.as_bytes(),
             (from, limit),
@@ -449,8 +458,9 @@ impl<'a, F: FnMut(&Progress)> Multi<'a, F> {
                 return Ok(());
             }
             r.add_pipe(now, spec)?;
-            if let Some(info) = info {
-                r.set_link_info(now, id, &info);
+            match info {
+                Some(info) => r.set_link_info(now, id, &info),
+                None => r.set_loss_estimator(id, Some(LossScheme::Spike)),
             }
             if let Err(e) = ep.add_path(h, path, local, server) {
                 if let Some(NetConn::R2cp(r)) = ep.connection_mut(h) {
