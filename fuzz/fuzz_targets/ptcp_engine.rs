@@ -78,8 +78,8 @@ impl Server {
         if let Some(conn) = acceptor.join_target(now, key, &path, bytes) {
             if self.opened && conn == self.conn.ids().0 {
                 let _ = self.conn.join(now, bytes);
+                return;
             }
-            return;
         }
         let mut out = Vec::new();
         match acceptor.on_unknown(now, key, &path, bytes, &mut out) {

@@ -471,3 +471,33 @@ proptest! {
         prop_assert!(bytes.starts_with(&run.received));
     }
 }
+
+#[test]
+fn the_connection_forms_on_another_pipe_when_the_first_path_dies_after_its_syn_ack() {
+    // Everything the client sends on the first pipe after its SYN is lost: the server never
+    // sees that pipe complete, and the second pipe's completing segment opens the connection
+    // (before, its join named a connection that never formed, and nothing was delivered).
+    let bytes = data(40_000);
+    let mut run = Run::new(
+        2,
+        8,
+        vec![Duration::from_millis(20), Duration::from_millis(20)],
+        &bytes,
+    );
+    let mut drop = |_: u64, to_server: bool, d: &[u8]| {
+        to_server
+            && PtcpSegment::decode(d).is_ok_and(|p| {
+                p.segment.conn_id.0 == PIPE_BASE && !p.segment.flags.contains(Flags::SYN)
+            })
+    };
+    run.run(Time::from_secs_f64(600.0), &mut drop);
+    assert_eq!(run.received, bytes);
+    assert_eq!(run.server.stats().accepted, 1);
+    let server = run.server_conn.as_ref().expect("drained");
+    let pipes: Vec<ConnId> = server.pipe_ids().map(|(_, id)| id).collect();
+    assert_eq!(
+        pipes,
+        vec![ConnId(PIPE_BASE + 1)],
+        "opened by the second pipe"
+    );
+}

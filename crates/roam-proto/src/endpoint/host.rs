@@ -332,7 +332,9 @@ where
             return Some(DatagramEvent::Delivered(h));
         }
         if let Some(conn) = self.acceptor.join_target(now, &self.key, &remote, datagram) {
-            return self.join(now, local, remote, conn, datagram);
+            if self.table.lookup(conn).is_some() {
+                return self.join(now, local, remote, conn, datagram);
+            }
         }
         match self
             .acceptor

@@ -138,9 +138,9 @@ pub trait Acceptor {
     /// token and opens a new pipe of an existing connection (pTCP: a pipe joining its
     /// aggregate connection from another address, ptcp.txt §4.4), the id of a connection
     /// that connection reports. The endpoint then hands it to that connection's
-    /// [`EndpointConnection::join`]; with no such connection, or when it refuses, the
-    /// datagram is dropped and counted (`dropped_unknown`). The default, `None`, goes on to
-    /// [`Acceptor::on_unknown`].
+    /// [`EndpointConnection::join`] (when it refuses, the datagram is dropped and counted,
+    /// `dropped_unknown`). With no such connection, or with the default `None`, the datagram
+    /// goes on to [`Acceptor::on_unknown`].
     fn join_target<A: Hash + ?Sized>(
         &mut self,
         _now: Time,

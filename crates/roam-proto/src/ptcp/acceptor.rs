@@ -9,8 +9,8 @@
 //! |---|---|
 //! | undecodable, not pTCP, a SYN-ACK, a reset, a segment without ACK | `Drop` |
 //! | a pipe's SYN (ISN ≤ `MAX_ISN`, with an MSS option) whose SYN-ACK is no larger | `Reply`: the SYN-ACK, its ISN a cookie; on the first pipe's SYN (pSYN extension) it names our aggregate identifier, nRx and our addresses (as many as fit) |
-//! | a segment echoing a valid cookie whose pDST is the identifier we gave its pSRC from this address | `Accept`: a new [`PtcpReceiver`] with this first pipe |
-//! | a segment echoing a valid cookie with any other pDST | a join ([`Acceptor::join_target`], asked first): the endpoint hands it to the connection holding pDST, if any ([`PtcpReceiver::join`]) |
+//! | a segment echoing a valid cookie, pDST naming a connection held | a join ([`Acceptor::join_target`], asked first): the endpoint hands it to that connection ([`PtcpReceiver::join`]) |
+//! | a segment echoing a valid cookie, no connection held for pDST, pDST the identifier we give its pSRC | `Accept`: a new [`PtcpReceiver`] with this pipe as its first (whichever of the client's pipes completes first: the first pipe's path may be dark) |
 //! | anything else | `Drop` (no reset: a pTCP client whose server forgot it times out) |
 //!
 //! The server keeps no state for a SYN; one datagram in earns at most one out, never larger.
@@ -99,7 +99,7 @@ impl PtcpAcceptor {
         let mss = their_mss.min(self.cfg.mss).max(MIN_MSS);
         let isn = cookie::issue(key, peer, seg.conn_id, now, seg.seq, mss);
         let src = if first {
-            cookie::server_id(key, peer, d.ptcp.src, now)
+            cookie::server_id(key, d.ptcp.src, now)
         } else {
             d.ptcp.dst
         };
@@ -187,8 +187,8 @@ impl Acceptor for PtcpAcceptor {
             // garbage: the client's retransmission completes the handshake.
             return Unknown::Drop;
         };
-        if !cookie::is_server_id(key, peer, d.ptcp.src, d.ptcp.dst, now) {
-            // A join (see `join_target`) whose connection is not here.
+        if !cookie::is_server_id(key, d.ptcp.src, d.ptcp.dst, now) {
+            // Not an identifier we gave (or given more than two slots ago).
             return Unknown::Drop;
         }
         let mut cfg = self.cfg.clone();
@@ -214,12 +214,8 @@ impl Acceptor for PtcpAcceptor {
     ) -> Option<ConnId> {
         let d = PtcpSegment::decode(datagram).ok()?;
         valid_echo(now, key, peer, &d)?;
-        if cookie::is_server_id(key, peer, d.ptcp.src, d.ptcp.dst, now) {
-            // The first pipe's: a new connection (`on_unknown`).
-            return None;
-        }
-        // A pipe joining a connection opened by another of the client's addresses: the
-        // endpoint hands it to the connection that holds pDST, if any.
+        // A pipe joining a connection another of its pipes opened: the endpoint hands it to
+        // the connection that holds pDST; if there is none, `on_unknown` opens one.
         self.stats.joins += 1;
         Some(d.ptcp.dst)
     }

@@ -16,10 +16,11 @@
 //! time slot; a cookie verifies in its slot and the next. A blind attacker matches both with
 //! one chance in 2^45 per forged segment.
 //!
-//! The server's aggregate identifier (pSRC on its side) is a MAC of the client's address and
-//! the client's aggregate identifier ([`server_id`]): the server keeps no state for a first
-//! SYN, yet recognises the first pipe's completing segment ([`is_server_id`]); a pipe joining
-//! from another address names it as pDST, and only a host that saw the first SYN-ACK knows it.
+//! The server's aggregate identifier (pSRC on its side) is a MAC of the client's aggregate
+//! identifier and the time slot ([`server_id`]): the server keeps no state for a first SYN,
+//! yet recognises a genuine identifier in any pipe's completing segment ([`is_server_id`]),
+//! whichever of the client's addresses it comes from; pipes joining name it as pDST, and only
+//! a host that saw a SYN-ACK knows it.
 
 use std::hash::Hash;
 
@@ -112,27 +113,16 @@ pub(crate) fn check<A: Hash + ?Sized>(
     }
 }
 
-/// The server's aggregate identifier for the connection `client` opens from `peer`.
-pub(crate) fn server_id<A: Hash + ?Sized>(
-    key: &TokenKey,
-    peer: &A,
-    client: ConnId,
-    now: Time,
-) -> ConnId {
-    let mac = key.mac(peer, client, token_slot(now), b"ptcp-id") & low_bits(ID_BITS);
+/// The server's aggregate identifier for the connection `client` opens. Not bound to the
+/// client's address: pipes come from several.
+pub(crate) fn server_id(key: &TokenKey, client: ConnId, now: Time) -> ConnId {
+    let mac = key.mac(&(), client, token_slot(now), b"ptcp-id") & low_bits(ID_BITS);
     ConnId(mac | 1 << ID_BITS)
 }
 
-/// True if `id` is the identifier [`server_id`] gave `client` from `peer` in this slot or the
-/// one before.
-pub(crate) fn is_server_id<A: Hash + ?Sized>(
-    key: &TokenKey,
-    peer: &A,
-    client: ConnId,
-    id: ConnId,
-    now: Time,
-) -> bool {
-    id.0 >> ID_BITS == 1 && key.verify(id.0, ID_BITS, peer, client, now, b"ptcp-id")
+/// True if `id` is the identifier [`server_id`] gave `client` in this slot or the one before.
+pub(crate) fn is_server_id(key: &TokenKey, client: ConnId, id: ConnId, now: Time) -> bool {
+    id.0 >> ID_BITS == 1 && key.verify(id.0, ID_BITS, &(), client, now, b"ptcp-id")
 }
 
 #[cfg(test)]
@@ -164,20 +154,15 @@ mod tests {
     }
 
     #[test]
-    fn the_server_id_is_never_zero_and_verifies_for_its_peer_only() {
+    fn the_server_id_is_never_zero_and_verifies_for_its_client_only() {
         let k = TokenKey::new(*b"ptcp-cookie-test");
         let now = Time::from_secs_f64(100.0);
-        let id = server_id(&k, &1u32, ConnId(9), now);
+        let id = server_id(&k, ConnId(9), now);
         assert_ne!(id, ConnId(0));
-        assert!(is_server_id(&k, &1u32, ConnId(9), id, now));
-        assert!(!is_server_id(&k, &2u32, ConnId(9), id, now));
-        assert!(!is_server_id(&k, &1u32, ConnId(10), id, now));
-        assert!(!is_server_id(
-            &k,
-            &1u32,
-            ConnId(9),
-            ConnId(id.0 & !(1 << 63)),
-            now
-        ));
+        assert!(is_server_id(&k, ConnId(9), id, now));
+        assert!(is_server_id(&k, ConnId(9), id, now + TOKEN_SLOT));
+        assert!(!is_server_id(&k, ConnId(9), id, now + TOKEN_SLOT * 3));
+        assert!(!is_server_id(&k, ConnId(10), id, now));
+        assert!(!is_server_id(&k, ConnId(9), ConnId(id.0 & !(1 << 63)), now));
     }
 }
