@@ -1,4 +1,5 @@
-//! `PtcpHeader::decode` and `PtcpSegment::decode` on arbitrary bytes: never panic; a decoded
+//! `PtcpHeader::decode` and `PtcpSegment::decode` (with the pSYN handshake extension) on
+//! arbitrary bytes: never panic; a decoded
 //! header re-encodes to the same bytes, and a decoded pTCP segment re-encodes to at most as many
 //! bytes (unknown options of its pipe segment are dropped) that decode to the same value.
 #![no_main]
@@ -21,4 +22,9 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(out.len(), p.encoded_len());
     assert!(out.len() <= data.len());
     assert_eq!(PtcpSegment::decode(&out), Ok(p));
+    assert_eq!(p.ptcp.pipe, p.segment.conn_id);
+    if let Some(h) = p.handshake {
+        assert!(p.ptcp.syn);
+        assert!(h.addresses().count() <= roam_wire::MAX_PTCP_ADDRS);
+    }
 });

@@ -10,9 +10,17 @@
 //! segment (any connection id, flags, sequence and acknowledgement numbers, window, SACK
 //! blocks, payload), change a datagram in flight, replay one delivered before.
 //!
-//! Nothing may panic; the receiver never holds more than its buffer; and as long as the
-//! attacker has not touched a datagram naming the connection, the receiver has read a prefix
-//! of what the sender wrote, and no more than it wrote.
+//! Half the runs (a bit of the first byte) open the connection by pTCP's handshake (§4.4):
+//! the sender connects, the receiving host answers through a `PtcpAcceptor` (stateless SYN
+//! cookies; the first pipe's completing segment makes the connection, the others join it,
+//! each path its own peer address), and pipes close by their FIN exchanges; the other half
+//! start with pipes established. Injected and changed datagrams then reach every state of the
+//! handshake and the teardown too.
+//!
+//! Nothing may panic; the receiver never holds more than its buffer; no handshake reply is
+//! larger than the datagram that earned it; and as long as the attacker has not touched a
+//! datagram naming the connection, the receiver has read a prefix of what the sender wrote,
+//! and no more than it wrote.
 #![no_main]
 
 mod common;
@@ -22,7 +30,8 @@ use std::time::Duration;
 use common::{cap_in_flight, Script};
 use libfuzzer_sys::fuzz_target;
 use roam_proto::cc::CcKind;
-use roam_proto::ptcp::{PtcpReceiver, PtcpSender};
+use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
+use roam_proto::ptcp::{PtcpAcceptor, PtcpReceiver, PtcpSender};
 use roam_proto::tcp::{RecoveryMode, TcpConfig};
 use roam_proto::Time;
 use roam_wire::{ConnId, Flags, Options, PtcpHeader, PtcpSegment, SackBlock, Segment};
@@ -45,9 +54,53 @@ fn stream_byte(offset: usize) -> u8 {
 /// A datagram on the wire: to the receiver?, its pipe's path, its bytes.
 type InFlight = (bool, u32, Vec<u8>);
 
+/// The receiving host: its connection once there is one, and (with the handshake) the
+/// acceptor that answers datagrams naming no pipe held; the peer address of path `k` is `k`.
+struct Server {
+    conn: PtcpReceiver,
+    opened: bool,
+    acceptor: Option<(PtcpAcceptor, TokenKey)>,
+}
+
+impl Server {
+    /// Handles a datagram that arrived on `path`; a handshake reply goes into `replies`.
+    fn handle(&mut self, now: Time, path: u32, bytes: &[u8], replies: &mut Vec<InFlight>) {
+        let Some((acceptor, key)) = self.acceptor.as_mut() else {
+            self.conn.handle_datagram(now, bytes);
+            return;
+        };
+        let held = roam_wire::Header::peek_conn_id(bytes)
+            .is_ok_and(|id| self.opened && self.conn.pipe_ids().any(|(_, p)| p == id));
+        if held {
+            self.conn.handle_datagram(now, bytes);
+            return;
+        }
+        if let Some(conn) = acceptor.join_target(now, key, &path, bytes) {
+            if self.opened && conn == self.conn.ids().0 {
+                let _ = self.conn.join(now, bytes);
+                return;
+            }
+        }
+        let mut out = Vec::new();
+        match acceptor.on_unknown(now, key, &path, bytes, &mut out) {
+            Unknown::Reply { len } | Unknown::Reset { len } => {
+                assert!(len <= bytes.len(), "a reply of {len} to {} bytes", bytes.len());
+                replies.push((false, path, out[..len].to_vec()));
+            }
+            Unknown::Accept(c) => {
+                if !self.opened {
+                    self.conn = c;
+                    self.opened = true;
+                }
+            }
+            Unknown::Drop => {}
+        }
+    }
+}
+
 struct World {
     tx: PtcpSender,
-    rx: PtcpReceiver,
+    rx: Server,
     pipes: u32,
     /// Paths that drop everything.
     black: [bool; 3],
@@ -62,9 +115,11 @@ struct World {
 }
 
 impl World {
-    fn deliver(&mut self, now: Time, to_receiver: bool, bytes: &[u8]) {
+    fn deliver(&mut self, now: Time, to_receiver: bool, path: u32, bytes: &[u8]) {
         if to_receiver {
-            self.rx.handle_datagram(now, bytes);
+            let mut replies = Vec::new();
+            self.rx.handle(now, path % self.pipes, bytes, &mut replies);
+            self.wire.extend(replies);
         } else {
             self.tx.handle_datagram(now, bytes);
         }
@@ -78,7 +133,7 @@ impl World {
                 self.wire.push((true, t.path, self.buf[..t.len].to_vec()));
             }
         }
-        while let Some(t) = self.rx.poll_transmit(now, &mut self.buf) {
+        while let Some(t) = self.rx.conn.poll_transmit(now, &mut self.buf) {
             assert!(t.path < self.pipes, "an ACK on path {}", t.path);
             if !self.black[t.path as usize] {
                 self.wire.push((false, t.path, self.buf[..t.len].to_vec()));
@@ -100,28 +155,36 @@ impl World {
         [
             1,
             self.tx.acked().0,
-            self.rx.next().0,
+            self.rx.conn.next().0,
             self.tx.bindings().next_new().0,
         ]
     }
 }
 
-/// Does `bytes` name the connection (so that delivering it may corrupt the stream)?
+/// Does `bytes` name the connection (so that delivering it may corrupt the stream)? Any
+/// pTCP datagram on one of its pipes, or naming either end.
 fn names_conn(bytes: &[u8]) -> bool {
     PtcpSegment::decode(bytes).is_ok_and(|d| {
-        (d.ptcp.src == SENDER && d.ptcp.dst == RECEIVER)
-            || (d.ptcp.src == RECEIVER && d.ptcp.dst == SENDER)
+        [d.ptcp.src, d.ptcp.dst]
+            .iter()
+            .any(|id| *id == SENDER || *id == RECEIVER || id.0 >> 63 == 1)
+            || (PIPE_BASE..PIPE_BASE + 3).contains(&d.ptcp.pipe.0)
     })
 }
 
 /// A pTCP datagram with every field read from the script, usually addressed to one end of the
 /// connection on one of its pipes, with its numbers near the connection's.
-fn forge(s: &mut Script<'_>, to_receiver: bool, pipes: u32, bases: &[u64]) -> Vec<u8> {
+fn forge(
+    s: &mut Script<'_>,
+    to_receiver: bool,
+    (pipes, receiver): (u32, ConnId),
+    bases: &[u64],
+) -> Vec<u8> {
     let (src, dst) = match s.byte() % 4 {
         0 => (ConnId(s.u64()), ConnId(s.u64())),
-        1 => (RECEIVER, SENDER),
-        _ if to_receiver => (SENDER, RECEIVER),
-        _ => (RECEIVER, SENDER),
+        1 => (receiver, SENDER),
+        _ if to_receiver => (SENDER, receiver),
+        _ => (receiver, SENDER),
     };
     let conn_id = if s.byte() & 3 == 0 {
         ConnId(s.u64())
@@ -129,12 +192,28 @@ fn forge(s: &mut Script<'_>, to_receiver: bool, pipes: u32, bases: &[u64]) -> Ve
         ConnId(PIPE_BASE + u64::from(s.byte()) % u64::from(pipes))
     };
     let ptcp = PtcpHeader {
+        pipe: conn_id,
         src,
         dst,
         seq: s.number(bases),
         ack: s.number(bases),
         fin: s.byte() & 1 == 1,
+        syn: false,
     };
+    // The handshake extension, sometimes (any counts, a few addresses).
+    let mut list = Vec::new();
+    let ext = s.byte() % 4 == 0;
+    if ext {
+        let n = usize::from(s.byte()) % 4;
+        let addrs: Vec<Vec<u8>> = (0..n).map(|i| vec![i as u8; usize::from(s.byte()) % 33]).collect();
+        let refs: Vec<&[u8]> = addrs.iter().map(Vec::as_slice).collect();
+        let _ = roam_wire::PtcpHandshake::write_list(&refs, &mut list);
+    }
+    let handshake = ext.then_some(roam_wire::PtcpHandshake {
+        ntx: s.byte(),
+        nrx: s.byte(),
+        list: &list,
+    });
     let flags = Flags(s.u16() & Flags::ALL.0);
     let (seq, ack) = (s.number(bases), s.number(bases));
     let window = match s.byte() % 4 {
@@ -158,6 +237,7 @@ fn forge(s: &mut Script<'_>, to_receiver: bool, pipes: u32, bases: &[u64]) -> Ve
     let mut out = Vec::new();
     PtcpSegment {
         ptcp,
+        handshake,
         segment: Segment {
             conn_id,
             flags,
@@ -195,12 +275,35 @@ fuzz_target!(|data: &[u8]| {
         ..TcpConfig::default()
     };
     let pipes = 1 + u32::from(s.byte() % 3);
-    let mut tx = PtcpSender::new(&cfg, SENDER, RECEIVER);
-    let mut rx = PtcpReceiver::new(&cfg, RECEIVER, SENDER);
+    let handshake = s.byte() & 1 == 1;
+    let mut tx = if handshake {
+        PtcpSender::connect(&cfg, SENDER, &[b"a", b"b"]).expect("two short addresses fit")
+    } else {
+        PtcpSender::new(&cfg, SENDER, RECEIVER)
+    };
+    let mut rx = Server {
+        conn: PtcpReceiver::new(&cfg, RECEIVER, SENDER),
+        opened: !handshake,
+        acceptor: handshake.then(|| {
+            let max_pipes = 1 + s.byte() % 3;
+            let addrs = (0..s.byte() % 17).map(|i| vec![i; 32]).collect();
+            (
+                PtcpAcceptor::new(cfg.clone(), max_pipes, addrs),
+                TokenKey::new([7; 16]),
+            )
+        }),
+    };
     for k in 0..pipes {
         let cc = CcKind::ALL[usize::from(s.byte()) % CcKind::ALL.len()];
-        tx.add_pipe(k, ConnId(PIPE_BASE + u64::from(k)), cc);
-        rx.add_pipe(k, ConnId(PIPE_BASE + u64::from(k)));
+        let id = ConnId(PIPE_BASE + u64::from(k));
+        if handshake {
+            let isn = s.u64() >> 2;
+            tx.open_pipe(Time::from_millis(1), k, id, cc, isn)
+                .expect("an ISN below 2^62");
+        } else {
+            tx.add_pipe(k, id, cc);
+            rx.conn.add_pipe(k, id);
+        }
     }
     let mut w = World {
         tx,
@@ -227,7 +330,7 @@ fuzz_target!(|data: &[u8]| {
             }
             1 => {
                 let n = usize::from(s.u16());
-                w.rx.read(&mut w.read, n);
+                w.rx.conn.read(&mut w.read, n);
             }
             2 => w.tx.close(),
             3 => now = now + Duration::from_micros(u64::from(s.u16()) * 100),
@@ -238,7 +341,7 @@ fuzz_target!(|data: &[u8]| {
             5 => {
                 // Jump to an end's deadline (or handle its timers early).
                 let deadline = if to_receiver {
-                    w.rx.poll_timeout()
+                    w.rx.conn.poll_timeout()
                 } else {
                     w.tx.poll_timeout()
                 };
@@ -246,7 +349,7 @@ fuzz_target!(|data: &[u8]| {
                     now = now.max(t);
                 }
                 if to_receiver {
-                    w.rx.handle_timeout(now);
+                    w.rx.conn.handle_timeout(now);
                 } else {
                     w.tx.handle_timeout(now);
                 }
@@ -256,7 +359,7 @@ fuzz_target!(|data: &[u8]| {
                 match (op >> 1) % 16 {
                     6 => {
                         let d = w.wire.remove(i);
-                        w.deliver(now, d.0, &d.2);
+                        w.deliver(now, d.0, d.1, &d.2);
                         w.remember(d);
                     }
                     7 => {
@@ -273,20 +376,23 @@ fuzz_target!(|data: &[u8]| {
                 // (TCP-ELN): the datagram is lost, the report names its range.
                 let i = usize::from(s.u16()) % w.wire.len();
                 let (_, _, bytes) = w.wire.remove(i);
-                w.rx.note_corrupted(&bytes);
+                w.rx.conn.note_corrupted(&bytes);
             }
             10 => {
                 // Arbitrary bytes to either end.
                 let len = usize::from(s.byte());
                 let bytes = s.take(len).to_vec();
                 w.tainted |= names_conn(&bytes);
-                w.deliver(now, to_receiver, &bytes);
+                let path = u32::from(s.byte());
+                w.deliver(now, to_receiver, path, &bytes);
             }
             11 => {
                 let bases = w.bases();
-                let bytes = forge(&mut s, to_receiver, w.pipes, &bases);
+                let receiver = w.rx.conn.ids().0;
+                let bytes = forge(&mut s, to_receiver, (w.pipes, receiver), &bases);
                 w.tainted |= names_conn(&bytes);
-                w.deliver(now, to_receiver, &bytes);
+                let path = u32::from(s.byte());
+                w.deliver(now, to_receiver, path, &bytes);
             }
             12 if !w.wire.is_empty() => {
                 // Change a datagram in flight: set bytes, cut or extend it.
@@ -311,8 +417,8 @@ fuzz_target!(|data: &[u8]| {
             13 if !w.history.is_empty() => {
                 // A replay of a genuine datagram.
                 let i = usize::from(s.u16()) % w.history.len();
-                let (to_receiver, _, bytes) = w.history[i].clone();
-                w.deliver(now, to_receiver, &bytes);
+                let (to_receiver, path, bytes) = w.history[i].clone();
+                w.deliver(now, to_receiver, path, &bytes);
             }
             14 => {
                 // A path goes dark, or comes back.
@@ -328,17 +434,17 @@ fuzz_target!(|data: &[u8]| {
                 for _ in 0..rounds {
                     let wire = std::mem::take(&mut w.wire);
                     for d in wire {
-                        w.deliver(now, d.0, &d.2);
+                        w.deliver(now, d.0, d.1, &d.2);
                     }
-                    w.rx.read(&mut w.read, usize::MAX);
+                    w.rx.conn.read(&mut w.read, usize::MAX);
                     now = now + step;
-                    let next = [w.tx.poll_timeout(), w.rx.poll_timeout()]
+                    let next = [w.tx.poll_timeout(), w.rx.conn.poll_timeout()]
                         .into_iter()
                         .flatten()
                         .min();
                     if next.is_some_and(|t| t <= now) {
                         w.tx.handle_timeout(now);
-                        w.rx.handle_timeout(now);
+                        w.rx.conn.handle_timeout(now);
                     }
                     w.flush(now);
                     if w.wire.is_empty() && next.is_none() {
@@ -350,12 +456,13 @@ fuzz_target!(|data: &[u8]| {
         }
         w.flush(now);
         assert!(
-            w.rx.buffered() as u64 <= cfg.recv_buffer,
+            w.rx.conn.buffered() as u64 <= cfg.recv_buffer,
             "receive buffer overrun: {} of {}",
-            w.rx.buffered(),
+            w.rx.conn.buffered(),
             cfg.recv_buffer
         );
-        let _ = (w.tx.is_complete(), w.tx.failed(), w.rx.fin_received());
+        let _ = (w.tx.is_complete(), w.tx.failed(), w.rx.conn.fin_received());
+        let _ = (w.tx.is_closed(), w.rx.conn.is_closed(), w.tx.is_established());
         if w.tainted {
             continue;
         }

@@ -41,12 +41,15 @@ fn ack(conn_id: ConnId, ack: u64, blocks: &[(u64, u64)]) -> Vec<u8> {
     let mut out = Vec::new();
     PtcpSegment {
         ptcp: PtcpHeader {
+            pipe: conn_id,
             src: REMOTE,
             dst: LOCAL,
             seq: 0,
             ack: 0,
             fin: false,
+            syn: false,
         },
+        handshake: None,
         segment: Segment {
             conn_id,
             flags: Flags::ACK,

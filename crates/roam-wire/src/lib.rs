@@ -34,7 +34,9 @@ pub use options::{
     LastLinkReport, LinkInfoReport, OptionKind, Options, ProbeKind, ProbeOption, SackBlock,
     MAX_OPTIONS_LEN, MAX_SACK_BLOCKS,
 };
-pub use ptcp::{PtcpHeader, PtcpSegment, PTCP_HEADER_LEN};
+pub use ptcp::{
+    PtcpHandshake, PtcpHeader, PtcpSegment, MAX_PTCP_ADDRS, MAX_PTCP_ADDR_LEN, PTCP_HEADER_LEN,
+};
 pub use request::{
     PullBlock, Request, RequestMode, MAX_OBJECT_NAME, MAX_REQUEST_BLOCKS, PULL_BLOCK_LEN,
     REQUEST_FIXED_LEN, SYN_MIN_LEN,

@@ -5,14 +5,16 @@
 use proptest::prelude::*;
 use proptest::sample::Index;
 use roam_wire::{
-    ConnId, Flags, Header, Options, PacketType, PtcpHeader, PtcpSegment, SackBlock, Segment,
-    MAX_SACK_BLOCKS, PTCP_HEADER_LEN, SEGMENT_FIXED_LEN,
+    ConnId, Flags, Header, Options, PacketType, PtcpHandshake, PtcpHeader, PtcpSegment, SackBlock,
+    Segment, MAX_PTCP_ADDRS, MAX_PTCP_ADDR_LEN, MAX_SACK_BLOCKS, PTCP_HEADER_LEN,
+    SEGMENT_FIXED_LEN,
 };
 
 /// A pTCP segment that owns its payload, so strategies can produce it.
 #[derive(Debug, Clone)]
 struct Owned {
     ptcp: PtcpHeader,
+    handshake: Option<(u8, u8, Vec<u8>)>,
     head: (ConnId, Flags, u64, u64, u32, u32, u32),
     options: Options,
     payload: Vec<u8>,
@@ -22,7 +24,19 @@ impl Owned {
     fn as_ptcp(&self) -> PtcpSegment<'_> {
         let (conn_id, flags, seq, ack, window, ts_val, ts_ecr) = self.head;
         PtcpSegment {
-            ptcp: self.ptcp,
+            ptcp: PtcpHeader {
+                pipe: conn_id,
+                syn: self.handshake.is_some(),
+                ..self.ptcp
+            },
+            handshake: self
+                .handshake
+                .as_ref()
+                .map(|(ntx, nrx, list)| PtcpHandshake {
+                    ntx: *ntx,
+                    nrx: *nrx,
+                    list,
+                }),
             segment: Segment {
                 conn_id,
                 flags,
@@ -74,6 +88,14 @@ fn ptcp_segment() -> impl Strategy<Value = Owned> {
         (any::<u32>(), any::<u32>(), any::<u32>()),
         options(),
         proptest::collection::vec(any::<u8>(), 0..1500),
+        proptest::option::of((
+            any::<u8>(),
+            any::<u8>(),
+            proptest::collection::vec(
+                proptest::collection::vec(any::<u8>(), 0..=MAX_PTCP_ADDR_LEN),
+                0..=MAX_PTCP_ADDRS,
+            ),
+        )),
     )
         .prop_map(
             |(
@@ -82,9 +104,19 @@ fn ptcp_segment() -> impl Strategy<Value = Owned> {
                 (window, tv, te),
                 options,
                 payload,
+                handshake,
             )| {
+                let handshake = handshake.map(|(ntx, nrx, addrs)| {
+                    let addrs: Vec<&[u8]> = addrs.iter().map(Vec::as_slice).collect();
+                    let mut list = Vec::new();
+                    PtcpHandshake::write_list(&addrs, &mut list).expect("within the bounds");
+                    (ntx, nrx, list)
+                });
                 Owned {
+                    handshake,
                     ptcp: PtcpHeader {
+                        pipe: ConnId(conn),
+                        syn: false,
                         src: ConnId(src),
                         dst: ConnId(dst),
                         // The stream range must not overflow (the decoder rejects it).
@@ -113,7 +145,9 @@ fn check(bytes: &[u8]) -> Result<(), TestCaseError> {
     if let Ok(p) = PtcpSegment::decode(bytes) {
         let header = Header::decode(bytes).expect("a pTCP segment has a header");
         prop_assert_eq!(header.packet_type, PacketType::Ptcp);
-        prop_assert_eq!(header.conn_id, p.ptcp.dst);
+        prop_assert_eq!(header.conn_id, p.ptcp.pipe);
+        prop_assert_eq!(header.conn_id, p.segment.conn_id);
+        prop_assert_eq!(p.ptcp.syn, p.handshake.is_some());
         let mut out = Vec::new();
         p.encode(&mut out);
         prop_assert_eq!(out.len(), p.encoded_len());
@@ -135,17 +169,22 @@ proptest! {
         prop_assert_eq!(bytes.len(), p.encoded_len());
         prop_assert_eq!(
             bytes.len(),
-            PTCP_HEADER_LEN + SEGMENT_FIXED_LEN + p.segment.options.encoded_len()
-                + p.segment.payload.len()
+            PTCP_HEADER_LEN + p.handshake.map_or(0, |h| 4 + h.list.len()) + SEGMENT_FIXED_LEN
+                + p.segment.options.encoded_len() + p.segment.payload.len()
         );
         prop_assert_eq!(PtcpSegment::decode(bytes), Ok(p));
         let (h, rest) = PtcpHeader::decode(bytes).expect("header decodes");
         prop_assert_eq!(h, p.ptcp);
-        prop_assert_eq!(Segment::decode(rest), Ok(p.segment));
+        let ext = p.handshake.map_or(0, |h| 4 + h.list.len());
+        prop_assert_eq!(Segment::decode(&rest[ext..]), Ok(p.segment));
+        if let Some(hs) = p.handshake {
+            let addrs: Vec<&[u8]> = hs.addresses().collect();
+            prop_assert_eq!(addrs.len(), usize::from(hs.list[0]));
+        }
         prop_assert_eq!(p.stream_end(), p.ptcp.seq + p.segment.payload.len() as u64);
         // A pTCP datagram is no plain segment, and the reverse.
         prop_assert!(Segment::decode(bytes).is_err());
-        prop_assert!(PtcpSegment::decode(rest).is_err());
+        prop_assert!(PtcpSegment::decode(&rest[ext..]).is_err());
     }
 
     #[test]

@@ -46,7 +46,9 @@ impl Experiment for Ptcp {
             &format!(
                 "Mode: {}. The engine is `roam_proto::ptcp` (`docs/PTCP.md`): delayed binding, \
                  unbinding beyond a shrunk window, redundant striping after a timeout, one \
-                 receive buffer; pipes start established (no handshake yet).",
+                 receive buffer; every flow opens by pTCP's handshake (§4.4: the first pipe's \
+                 SYN, the others once its SYN-ACK is back, stateless SYN cookies at the \
+                 receiver's endpoint) and closes each pipe by its own FIN.",
                 if ctx.quick {
                     "quick (120 s runs, three ratios: a smoke test)"
                 } else {

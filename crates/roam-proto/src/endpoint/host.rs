@@ -331,6 +331,11 @@ where
             }
             return Some(DatagramEvent::Delivered(h));
         }
+        if let Some(conn) = self.acceptor.join_target(now, &self.key, &remote, datagram) {
+            if self.table.lookup(conn).is_some() {
+                return self.join(now, local, remote, conn, datagram);
+            }
+        }
         match self
             .acceptor
             .on_unknown(now, &self.key, &remote, datagram, out)
@@ -375,6 +380,45 @@ where
                 Some(DatagramEvent::Accepted(h))
             }
         }
+    }
+
+    /// A validated datagram opens a new path of the connection receiving on `conn`
+    /// ([`Acceptor::join_target`]): the connection takes it or refuses it, and the new path is mapped
+    /// to the datagram's addresses.
+    fn join(
+        &mut self,
+        now: Time,
+        local: L,
+        remote: A,
+        conn: ConnId,
+        datagram: &[u8],
+    ) -> Option<DatagramEvent<L, A>> {
+        let Some((h, _)) = self.table.lookup(conn) else {
+            self.stats.dropped_unknown += 1;
+            return None;
+        };
+        let e = self.table.get_mut(h)?;
+        let Some(path) = e.conn.join(now, datagram) else {
+            self.stats.dropped_unknown += 1;
+            return None;
+        };
+        e.paths.retain(|p| p.path != path);
+        e.paths.push(PathAddrs {
+            path,
+            local,
+            remote,
+        });
+        e.last_heard = now;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.table.sync_ids(h, &mut scratch);
+        self.scratch = scratch;
+        self.stats.joined += 1;
+        self.stats.delivered += 1;
+        let e = self.table.get_mut(h)?;
+        if changed(e, h, &mut self.ready, &mut self.touched) {
+            self.drained(h);
+        }
+        Some(DatagramEvent::Delivered(h))
     }
 
     /// Writes the next datagram any connection has to send into `buf`. Only connections that

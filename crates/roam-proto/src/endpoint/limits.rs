@@ -92,6 +92,8 @@ pub struct EndpointStats {
     pub evicted: u64,
     /// Datagrams a connection wrote for a path the host has not mapped (not sent).
     pub unroutable: u64,
+    /// Pipes joined to a connection held ([`crate::endpoint::Acceptor::join_target`]).
+    pub joined: u64,
 }
 
 impl EndpointStats {

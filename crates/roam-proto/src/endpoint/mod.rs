@@ -77,6 +77,15 @@ pub trait EndpointConnection {
     /// Bytes of memory the connection holds at most (its buffers' configured bounds), for the
     /// endpoint's overall bound.
     fn memory_bound(&self) -> usize;
+    /// A multipath engine whose peer opens pipes one by one (pTCP, ptcp.txt §4.4): the
+    /// acceptor validated `datagram` (it echoed a handshake token) and named this connection
+    /// ([`Acceptor::join_target`]). The connection takes it as a new pipe, processes it, and returns
+    /// the pipe's path (the endpoint maps that path to the datagram's addresses and registers
+    /// the ids the connection then reports); `None` refuses it (a pipe limit, a datagram that
+    /// does not belong here). The default refuses every join.
+    fn join(&mut self, _now: Time, _datagram: &[u8]) -> Option<PathId> {
+        None
+    }
 }
 
 /// What a protocol does with a datagram that names no connection held here.
@@ -122,6 +131,23 @@ pub trait Acceptor {
     /// it silently (the default). The endpoint sends it within its reset budget, and only if
     /// it is no larger than `datagram`.
     fn refuse(&mut self, _now: Time, _datagram: &[u8], _out: &mut Vec<u8>) -> Option<usize> {
+        None
+    }
+
+    /// Asked first about a datagram that names no connection held: if it echoed a valid
+    /// token and opens a new pipe of an existing connection (pTCP: a pipe joining its
+    /// aggregate connection from another address, ptcp.txt §4.4), the id of a connection
+    /// that connection reports. The endpoint then hands it to that connection's
+    /// [`EndpointConnection::join`] (when it refuses, the datagram is dropped and counted,
+    /// `dropped_unknown`). With no such connection, or with the default `None`, the datagram
+    /// goes on to [`Acceptor::on_unknown`].
+    fn join_target<A: Hash + ?Sized>(
+        &mut self,
+        _now: Time,
+        _key: &TokenKey,
+        _peer: &A,
+        _datagram: &[u8],
+    ) -> Option<ConnId> {
         None
     }
 }

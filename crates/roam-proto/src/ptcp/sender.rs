@@ -19,9 +19,15 @@
 //!   byte is acknowledged and the end is not, a bare pFIN goes out on the next live pipe, on a
 //!   timer backed off like a retransmission timer.
 //!
-//! Not yet here (docs/PTCP.md): the handshake (nTx/nRx, address lists), so pipes are created
-//! established with sequence numbers from 1 on both ends; the teardown of §4.4; data in the
-//! other direction.
+//! * Connection management (§4.4, `docs/PTCP.md`): [`PtcpSender::connect`] opens the first
+//!   pipe with a SYN carrying the handshake extension (nTx, the client's addresses); its
+//!   SYN-ACK names the server's aggregate identifier, nRx and the server's addresses, the
+//!   connection is usable at once (ESTABLISHED(1)) and the other pipes open then, at most nRx
+//!   in all. Each pipe completes its handshake with an ACK and closes with its own FIN
+//!   exchange once the stream is acknowledged (TIME-WAIT, then CLOSED).
+//!   [`PtcpSender::add_pipe`] adds a pipe already established (tests that skip the handshake).
+//!
+//! Not yet here: data in the other direction.
 
 use std::time::Duration;
 
@@ -33,6 +39,8 @@ use crate::seqspace::{PipeSeq, StreamOffset};
 use crate::source::ByteSource;
 use crate::tcp::{PipeAckInput, SendStream, SenderPipe, TcpConfig, TxSegment};
 use crate::Time;
+
+mod open;
 
 /// Longest plausible round trip from a timestamp echo.
 const MAX_RTT_SAMPLE: Duration = Duration::from_secs(120);
@@ -86,6 +94,26 @@ fn unbind_owed(bindings: &mut Bindings, p: &TxPipe) -> u64 {
     bindings.unbind_beyond_where(p.id, edge, |seq| p.pipe.owes(seq))
 }
 
+/// A pipe's place in its TCP-v state machine (ptcp.txt §4.4: "the state machine for TCP-v is
+/// the same as that of default TCP"), as far as a sending client needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not opened yet: waits for the first pipe's SYN-ACK (§4.4: "When the client pTCP
+    /// receives the SYN + ACK, it creates the remaining nIF − 1 TCP-v TCBs").
+    Idle,
+    /// SYN sent `tries` times; the next one is due at `deadline` (`Time::MAX`: due now, the
+    /// timer fired).
+    SynSent { tries: u32, deadline: Time },
+    /// Carries data.
+    Established,
+    /// Our FIN is in the pipe (FIN-WAIT-1, or FIN-WAIT-2 once it is acknowledged).
+    Closing,
+    /// Both FINs exchanged; closed at the deadline (acknowledging a repeated FIN until then).
+    TimeWait(Time),
+    /// Closed (or never opened: the server agreed to fewer pipes, or the stream ended first).
+    Closed,
+}
+
 /// One sender pipe and what the engine knows about it.
 #[derive(Debug)]
 struct TxPipe {
@@ -93,10 +121,24 @@ struct TxPipe {
     path: u32,
     conn_id: ConnId,
     pipe: SenderPipe,
+    cc: CcKind,
+    /// Our initial sequence number on this pipe.
+    isn: u64,
+    /// The acknowledgement number our segments carry: the peer's ISN + 1 (+ 1 after its FIN).
+    peer_next: u64,
+    phase: Phase,
+    /// The handshake's ACK (or the ACK of the peer's FIN) is owed.
+    ack_due: bool,
     /// The peer's last timestamp on this pipe (echoed).
     ts_recent: u32,
-    /// Gave up (too many consecutive timeouts): no longer used.
+    /// Gave up (too many consecutive timeouts, or its handshake failed): no longer used.
     dead: bool,
+}
+
+impl TxPipe {
+    fn closed(&self) -> bool {
+        self.dead || self.phase == Phase::Closed
+    }
 }
 
 /// The sending end of a pTCP connection.
@@ -126,7 +168,26 @@ pub struct PtcpSender {
     resumed: Vec<PipeId>,
     /// Scratch: one segment's payload.
     payload: Vec<u8>,
+    /// Opened by [`PtcpSender::connect`]: pipes do the handshake; `remote` is known once the
+    /// first SYN-ACK named it.
+    handshake: Option<ClientHandshake>,
 }
+
+/// What a connecting client keeps of the handshake (ptcp.txt §4.2–4.4).
+#[derive(Debug)]
+struct ClientHandshake {
+    /// Our address list (ipTx), encoded ([`PtcpHandshake::write_list`]).
+    list: Vec<u8>,
+    /// The server's answer: nRx and its address list (ipRx).
+    server: Option<(u8, Vec<u8>)>,
+}
+
+/// Unanswered SYNs with the extension after which another pipe opens too.
+const FIRST_SYN_TRIES: u32 = 2;
+
+/// Bytes a first SYN is padded to, so that the server's SYN-ACK (with its address list) is no
+/// larger than the SYN that earns it (docs/HANDSHAKE.md: no amplification).
+pub const SYN_PAD: usize = 320;
 
 impl PtcpSender {
     /// A sender of connection `local` to the peer's `remote`, with the pipes' options in
@@ -150,6 +211,7 @@ impl PtcpSender {
             stats: PtcpSenderStats::default(),
             resumed: Vec::new(),
             payload: Vec::new(),
+            handshake: None,
         }
     }
 
@@ -164,6 +226,11 @@ impl PtcpSender {
             path,
             conn_id,
             pipe,
+            cc,
+            isn: 0,
+            peer_next: 1,
+            phase: Phase::Established,
+            ack_due: false,
             ts_recent: 0,
             dead: false,
         });
@@ -201,9 +268,13 @@ impl PtcpSender {
         self.stream.fin_pending() && self.acked > self.stream.end()
     }
 
-    /// True when every pipe gave up.
+    /// True when every pipe gave up (or never opened and cannot any more).
     pub fn failed(&self) -> bool {
-        !self.pipes.is_empty() && self.pipes.iter().all(|p| p.dead)
+        !self.pipes.is_empty()
+            && self
+                .pipes
+                .iter()
+                .all(|p| p.dead || (p.phase == Phase::Closed && !self.is_complete()))
     }
 
     /// pACK: the stream bytes acknowledged.
@@ -221,6 +292,23 @@ impl PtcpSender {
         self.pipes
             .iter()
             .map(|p| (p.path, p.pipe.cwnd(), p.pipe.in_flight(), p.pipe.stats()))
+    }
+
+    /// The pipes: (path, its connection id).
+    pub fn pipe_ids(&self) -> impl Iterator<Item = (u32, ConnId)> + '_ {
+        self.pipes.iter().map(|p| (p.path, p.conn_id))
+    }
+
+    /// Bytes of memory held at most: the send buffer, and per pipe its scoreboard (one entry
+    /// per segment of a send buffer, twice over for growth) and a bindings table of the same
+    /// count (at most 64 bytes an entry, its unbound ranges included).
+    pub fn memory_bound(&self) -> usize {
+        let buffer = self.cfg.send_buffer as usize;
+        let per_pipe = |p: &TxPipe| {
+            let segments = buffer / (p.pipe.mss() as usize).max(1) + 3;
+            p.pipe.memory_bound(buffer) + segments * 64
+        };
+        buffer + 4096 + self.pipes.iter().map(per_pipe).sum::<usize>()
     }
 
     /// The bindings table.
@@ -242,15 +330,31 @@ impl PtcpSender {
         let Ok(d) = PtcpSegment::decode(bytes) else {
             return;
         };
-        if d.ptcp.dst != self.local || d.ptcp.src != self.remote {
+        if d.ptcp.dst != self.local {
             return;
         }
         let seg = &d.segment;
         let Some(k) = self.pipes.iter().position(|p| p.conn_id == seg.conn_id) else {
             return;
         };
-        if !seg.flags.contains(Flags::ACK) {
+        if seg.flags.contains(Flags::SYN) {
+            self.on_syn_ack(now, k, &d);
             return;
+        }
+        if d.ptcp.src != self.remote || !seg.flags.contains(Flags::ACK) {
+            return;
+        }
+        match self.pipes[k].phase {
+            Phase::Established | Phase::Closing => {}
+            Phase::TimeWait(_) => {
+                // The peer repeats its FIN: our ACK of it was lost.
+                let p = &mut self.pipes[k];
+                if seg.flags.contains(Flags::FIN) && seg.seq.checked_add(1) == Some(p.peer_next) {
+                    p.ack_due = true;
+                }
+                return;
+            }
+            Phase::Idle | Phase::SynSent { .. } | Phase::Closed => return,
         }
         // pACK and the pTCP window (§4.5): the receiver's single buffer. Beyond the end of
         // the stream plus its FIN it acknowledges nothing we sent.
@@ -304,13 +408,63 @@ impl PtcpSender {
             // owes beyond its window.
             self.stats.bytes_unbound += unbind_owed(&mut self.bindings, p);
         }
+        // §4.4 termination: the peer's FIN, once ours is acknowledged (the server sends its
+        // FIN only after ours, on the segment that acknowledges it).
+        if p.phase == Phase::Closing
+            && p.pipe.is_empty()
+            && seg.flags.contains(Flags::FIN)
+            && seg.seq == p.peer_next
+        {
+            p.peer_next += 1;
+            p.ack_due = true;
+            p.phase = Phase::TimeWait(now + Duration::from_millis(self.cfg.time_wait_ms));
+        }
     }
 
     /// Handles expired timers (spurious calls are harmless).
     pub fn handle_timeout(&mut self, now: Time) {
+        let max_syn = self.cfg.max_syn_retries;
+        let unanswered = self.remote == ConnId(0)
+            && self.pipes.iter().any(|p| {
+                matches!(p.phase, Phase::SynSent { tries, deadline }
+                    if tries >= FIRST_SYN_TRIES && deadline <= now)
+            });
+        if unanswered {
+            // Beyond the paper (docs/PTCP.md): the first pipe's path may be broken. After
+            // its second unanswered SYN, the next pipe opens too, with the extension; the
+            // first SYN-ACK to arrive makes the connection.
+            if let Some(q) = self.pipes.iter_mut().find(|q| q.phase == Phase::Idle) {
+                q.phase = Phase::SynSent {
+                    tries: 0,
+                    deadline: now,
+                };
+            }
+        }
         for p in &mut self.pipes {
             if p.dead {
                 continue;
+            }
+            match p.phase {
+                Phase::SynSent { tries, deadline } if deadline <= now => {
+                    if tries > max_syn {
+                        // Its handshake failed: the connection goes on without it.
+                        p.dead = true;
+                    } else {
+                        // Due now: the next SYN leaves at the next transmit, which moves
+                        // the deadline (until then it is not reported again).
+                        p.phase = Phase::SynSent {
+                            tries,
+                            deadline: Time::MAX,
+                        };
+                    }
+                    continue;
+                }
+                Phase::TimeWait(deadline) if deadline <= now => {
+                    p.phase = Phase::Closed;
+                    continue;
+                }
+                Phase::Established | Phase::Closing => {}
+                _ => continue,
             }
             p.pipe.on_timers(now);
             if !p.pipe.take_expired_rto(now) {
@@ -342,7 +496,12 @@ impl PtcpSender {
         self.pipes
             .iter()
             .filter(|p| !p.dead)
-            .filter_map(|p| p.pipe.deadline())
+            .filter_map(|p| match p.phase {
+                Phase::SynSent { deadline, .. } if deadline < Time::MAX => Some(deadline),
+                Phase::TimeWait(deadline) => Some(deadline),
+                Phase::Established | Phase::Closing => p.pipe.deadline(),
+                _ => None,
+            })
             .chain(self.probe_deadline)
             .min()
     }
@@ -372,11 +531,69 @@ impl PtcpSender {
     /// has room.
     fn transmit_on(&mut self, now: Time, k: usize, out: &mut Vec<u8>) -> Option<PtcpTransmit> {
         let limit = self.limit();
+        let complete = self.is_complete();
         let p = &mut self.pipes[k];
-        if p.dead || p.pipe.suspended() {
+        if p.dead {
             return None;
         }
+        match p.phase {
+            Phase::Idle | Phase::Closed => return None,
+            Phase::SynSent { tries, deadline } => {
+                if complete {
+                    // The stream ended before this pipe opened: it is not needed.
+                    p.phase = Phase::Closed;
+                    return None;
+                }
+                if deadline > now && deadline < Time::MAX {
+                    return None;
+                }
+                let wait = p
+                    .pipe
+                    .rtt()
+                    .rto()
+                    .saturating_mul(1 << tries.min(16))
+                    .min(MAX_PROBE_INTERVAL);
+                p.phase = Phase::SynSent {
+                    tries: tries + 1,
+                    deadline: now + wait,
+                };
+                return Some(self.encode_syn(now, k, out));
+            }
+            Phase::TimeWait(_) => {
+                if !p.ack_due {
+                    return None;
+                }
+                return Some(self.encode_ack(now, k, out));
+            }
+            Phase::Established | Phase::Closing => {}
+        }
+        if p.ack_due {
+            // The handshake's third segment (§4.4: the pipe "enters the ESTABLISHED state
+            // after sending back an ACK"), or the ACK of the peer's FIN.
+            return Some(self.encode_ack(now, k, out));
+        }
+        let p = &mut self.pipes[k];
+        if p.pipe.suspended() {
+            return None;
+        }
+        if complete && p.phase == Phase::Established && p.pipe.is_empty() {
+            // §4.4 termination: every byte and the end of the stream are acknowledged; this
+            // pipe closes by its own FIN.
+            let tx = p.pipe.send_new(now, 0, true);
+            p.phase = Phase::Closing;
+            self.payload.clear();
+            let end = self.stream.end().plus(1);
+            self.encode(now, out, k, tx.seq, end, false, true);
+            return Some(PtcpTransmit {
+                path: self.pipes[k].path,
+                len: out.len(),
+            });
+        }
         let lost = p.pipe.next_lost();
+        if lost.is_none() && p.phase == Phase::Closing {
+            return None;
+        }
+        let mss = p.pipe.mss();
         let (in_pipe, window) = p.pipe.pipe_and_window();
         if lost.is_none() {
             p.pipe.clear_force_retransmit();
@@ -392,15 +609,20 @@ impl PtcpSender {
         }
         let (tx, offset): (TxSegment, StreamOffset) = if let Some(lost) = lost {
             let tx = p.pipe.retransmit_lost(now, lost, in_pipe, window)?;
-            // Every sequence number sent keeps its binding until the pipe acknowledges it.
-            let b = self.bindings.lookup(p.id, PipeSeq(tx.seq))?;
-            (tx, b.offset.plus(tx.seq - b.seq.0))
+            if tx.payload_len == 0 {
+                // The pipe's FIN again: it carries no stream bytes.
+                (tx, self.stream.end().plus(1))
+            } else {
+                // Every sequence number sent keeps its binding until the pipe acknowledges it.
+                let b = self.bindings.lookup(p.id, PipeSeq(tx.seq))?;
+                (tx, b.offset.plus(tx.seq - b.seq.0))
+            }
         } else {
             let room = window - in_pipe;
-            let max_len = room.min(self.mss);
+            let max_len = room.min(mss);
             // Whole segments while data is outstanding (sender silly-window avoidance, RFC
             // 1122 §4.2.3.4).
-            if max_len < self.mss && !p.pipe.is_empty() {
+            if max_len < mss && !p.pipe.is_empty() {
                 return None;
             }
             // Nagle (RFC 896) at the connection's level: a pipe with data outstanding waits
@@ -444,39 +666,53 @@ impl PtcpSender {
         self.stream
             .copy(offset.plus(gone as u64), len - gone, &mut self.payload);
         self.payload.resize(len, 0);
-        let fin = self.stream.fin_pending() && offset.plus(len as u64) == self.stream.end();
-        let (conn_id, ts_recent, path) = (p.conn_id, p.ts_recent, p.path);
-        self.encode(now, out, (conn_id, ts_recent), tx.seq, offset, fin);
+        let fin =
+            len > 0 && self.stream.fin_pending() && offset.plus(len as u64) == self.stream.end();
+        let pipe_fin = tx.fin;
+        let path = p.path;
+        self.encode(now, out, k, tx.seq, offset, fin, pipe_fin);
         Some(PtcpTransmit {
             path,
             len: out.len(),
         })
     }
 
-    /// Encodes one data or bare datagram of pipe `(conn_id, ts_recent)`: pipe sequence number
-    /// `seq`, stream offset `offset`, the payload in `self.payload`.
+    /// Encodes one data or bare datagram of pipe `k`: pipe sequence number `seq`, stream
+    /// offset `offset`, the payload in `self.payload`, pFIN `fin`, the pipe's own FIN
+    /// `pipe_fin`.
+    #[allow(clippy::too_many_arguments)]
     fn encode(
         &self,
         now: Time,
         out: &mut Vec<u8>,
-        (conn_id, ts_recent): (ConnId, u32),
+        k: usize,
         seq: u64,
         offset: StreamOffset,
         fin: bool,
+        pipe_fin: bool,
     ) {
+        let p = &self.pipes[k];
+        let (conn_id, ts_recent) = (p.conn_id, p.ts_recent);
+        let mut flags = Flags::ACK;
+        if pipe_fin {
+            flags.insert(Flags::FIN);
+        }
         PtcpSegment {
             ptcp: PtcpHeader {
+                pipe: conn_id,
                 src: self.local,
                 dst: self.remote,
                 seq: offset.0,
                 ack: 0,
                 fin,
+                syn: false,
             },
+            handshake: None,
             segment: Segment {
                 conn_id,
-                flags: Flags::ACK,
+                flags,
                 seq,
-                ack: 1,
+                ack: p.peer_next,
                 window: 0,
                 ts_val: ts_of(now),
                 ts_ecr: ts_recent,
@@ -504,7 +740,7 @@ impl PtcpSender {
             return None;
         }
         let live: Vec<usize> = (0..self.pipes.len())
-            .filter(|&k| !self.pipes[k].dead)
+            .filter(|&k| !self.pipes[k].dead && self.pipes[k].phase == Phase::Established)
             .collect();
         if live.is_empty() {
             return None;
@@ -528,18 +764,11 @@ impl PtcpSender {
         }
         self.stats.probes += 1;
         self.payload.clear();
-        let p = &self.pipes[k];
         let offset = if fin_wait { end } else { self.acked };
-        self.encode(
-            now,
-            out,
-            (p.conn_id, p.ts_recent),
-            p.pipe.snd_nxt().0,
-            offset,
-            fin_wait,
-        );
+        let seq = self.pipes[k].pipe.snd_nxt().0;
+        self.encode(now, out, k, seq, offset, fin_wait, false);
         Some(PtcpTransmit {
-            path: p.path,
+            path: self.pipes[k].path,
             len: out.len(),
         })
     }
