@@ -112,17 +112,8 @@ impl Slot {
         let Some(judge) = self.judge.as_mut() else {
             return;
         };
-        let Some((from, to)) = judge.on_data(now, local, local.saturating_add(len), ts_val) else {
-            return;
-        };
-        let holes: Vec<u64> = self
-            .pipe
-            .outstanding()
-            .map(|(s, _)| s)
-            .filter(|s| (from..to).contains(s))
-            .collect();
-        for s in holes {
-            self.pipe.note_corrupted(s);
+        if let Some((from, to)) = judge.on_data(now, local, local.saturating_add(len), ts_val) {
+            self.pipe.note_corrupted_in(from, to);
         }
     }
 

@@ -390,6 +390,17 @@ impl ReceiverPipe {
         }
     }
 
+    /// Marks every outstanding unit that starts in `[from, to)` corrupted: the holes a loss
+    /// estimator (`estimated_facts.rs`) judged wireless, as the host's reports would mark them.
+    pub fn note_corrupted_in(&mut self, from: u64, to: u64) {
+        if from >= to {
+            return;
+        }
+        for u in self.units.range_mut(from..to).map(|(_, u)| u) {
+            u.corrupted = true;
+        }
+    }
+
     /// DATA for the unit starting at `start` arrived. `rtt` is the sample it carries (from the
     /// echoed request timestamp). Returns false if no such unit was outstanding (a duplicate).
     pub fn on_arrival(&mut self, now: Time, start: u64, rtt: Option<Duration>) -> bool {

@@ -389,15 +389,7 @@ impl RcpReceiver {
             .as_mut()
             .and_then(|j| j.on_data(now, d.seq, d.seq.saturating_add(n as u64), d.ts_val))
         {
-            let holes: Vec<u64> = self
-                .pipe
-                .outstanding()
-                .map(|(s, _)| s)
-                .filter(|s| (from..to).contains(s))
-                .collect();
-            for s in holes {
-                self.pipe.note_corrupted(s);
-            }
+            self.pipe.note_corrupted_in(from, to);
         }
         self.buf.insert(d.seq, accepted);
         // Bytes the buffer refused (its piece limit, a hostile sender's fragments) count as
