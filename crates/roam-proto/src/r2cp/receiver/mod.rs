@@ -449,7 +449,8 @@ impl R2cpReceiver {
             self.couple();
         }
         let rtt = echo_rtt(now, d.ts_ecr);
-        let hol = self.hol_applies();
+        // Only a joining pipe's slow start ends on delay: the pipes scan only for those.
+        let hol = self.slots[i].joined && self.hol_applies();
         let mss = self.mss;
         let slot = &mut self.slots[i];
         // Back from global to local (§4.2).
