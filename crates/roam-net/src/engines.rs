@@ -72,6 +72,9 @@ impl EndpointConnection for NetConn {
     fn is_drained(&self) -> bool {
         self.inner().is_drained()
     }
+    fn is_finished(&self) -> bool {
+        self.inner().is_finished()
+    }
     fn memory_bound(&self) -> usize {
         self.inner().memory_bound()
     }

@@ -80,13 +80,16 @@ pub enum EndpointEvent<C> {
     },
 }
 
-/// How long a host's connection must have heard nothing before a new connection of the same
-/// host, over its share, may displace it ([`EndpointConfig::max_per_peer`]): a little more
-/// than the runtime's minimum RTO (200 ms), so a transfer in progress, whose receiver sends
-/// at least once per RTO, is not displaced while it runs, and far below a closed sender's
-/// linger (up to two maximum RTOs), so a host that fetches many objects in a row reuses the
-/// slots of its finished ones at once.
-pub(crate) const QUIET_BEFORE_EVICTION: std::time::Duration = std::time::Duration::from_millis(250);
+/// How long an *open* connection of a host must have heard nothing before a new connection of
+/// the same host, over its share, may displace it ([`EndpointConfig::max_per_peer`]): one the
+/// client abandoned without a word. Far longer than a retransmission backoff on a loaded
+/// machine (an open connection can be silent for seconds while its sender's RTO backs off:
+/// 0.2 + 0.4 + 0.8 + 1.6 s; with 250 ms here, twenty gets of one loaded host lost a live
+/// connection this way, issue 28's item 8 in CI), and far below the idle timeout. Finished
+/// connections ([`EndpointConnection::is_finished`]: lingering in TIME-WAIT or a sender's
+/// linger) are displaced first and at once.
+pub(crate) const QUIET_BEFORE_DISPLACING_OPEN: std::time::Duration =
+    std::time::Duration::from_secs(10);
 
 /// Why [`Endpoint::insert`] or [`Endpoint::add_path`] failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -577,26 +580,33 @@ where
     }
 
     /// A host at its share ([`EndpointConfig::max_per_peer`]) that opens another connection
-    /// gives up its own connection that has heard nothing for longest, if that one has been
-    /// silent for at least [`QUIET_BEFORE_EVICTION`]: typically a closed connection lingering
-    /// to answer a repeated FIN (an RCP sender's linger, like TCP's TIME-WAIT, which a new
-    /// SYN may also end: RFC 6191), or one the client abandoned. Without this a host that
-    /// fetches more than its share of objects a minute would be refused until they expire;
-    /// a host can only ever displace its own connections, never another host's.
+    /// gives up one of its own: the finished one that has heard nothing for longest
+    /// (typically a closed connection lingering to answer a repeated FIN, like TCP's
+    /// TIME-WAIT, which a new SYN may also end: RFC 6191), else an open one silent for at
+    /// least [`QUIET_BEFORE_DISPLACING_OPEN`] (one the client abandoned). Without this a host
+    /// that fetches more than its share of objects a minute would be refused until they
+    /// expire; a host can only ever displace its own connections, never another host's, and
+    /// never a live transfer waiting out a retransmission backoff.
     fn make_room(&mut self, now: Time, remote: A) {
         let host = (self.host_of)(&remote);
         if self.per_peer.get(&host).copied().unwrap_or(0) < self.config.max_per_peer {
             return;
         }
-        let quietest = self
-            .table
-            .handles()
-            .filter_map(|h| self.table.get(h).map(|e| (h, e)))
-            .filter(|(_, e)| e.accepted_from == Some(host))
-            .filter(|(_, e)| now >= e.last_heard.saturating_add(QUIET_BEFORE_EVICTION))
-            .min_by_key(|(_, e)| e.last_heard)
-            .map(|(h, _)| h);
-        if let Some(h) = quietest {
+        let own = || {
+            self.table
+                .handles()
+                .filter_map(|h| self.table.get(h).map(|e| (h, e)))
+                .filter(|(_, e)| e.accepted_from == Some(host))
+        };
+        let finished = own()
+            .filter(|(_, e)| e.conn.is_finished())
+            .min_by_key(|(_, e)| e.last_heard);
+        let victim = finished.or_else(|| {
+            own()
+                .filter(|(_, e)| now >= e.last_heard.saturating_add(QUIET_BEFORE_DISPLACING_OPEN))
+                .min_by_key(|(_, e)| e.last_heard)
+        });
+        if let Some((h, _)) = victim {
             self.stats.evicted += 1;
             self.remove_with(h, RemoveReason::Expired);
         }

@@ -74,6 +74,15 @@ pub trait EndpointConnection {
     /// True once the connection is finished and holds nothing the application still needs
     /// from the endpoint; the endpoint then forgets it.
     fn is_drained(&self) -> bool;
+    /// True once the exchange is over for the peer: the connection only lingers (to answer a
+    /// retransmitted FIN, as in TCP's TIME-WAIT, RFC 9293 §3.6.1) or waits for a peer that has
+    /// everything already. A new connection of the same host over its per-host share may
+    /// displace it at once (a new SYN may end TIME-WAIT: RFC 6191), where an open connection,
+    /// which may be silent through a retransmission backoff, is displaced only after a long
+    /// silence. The default, false, keeps a connection until it drains or idles out.
+    fn is_finished(&self) -> bool {
+        false
+    }
     /// Bytes of memory the connection holds at most (its buffers' configured bounds), for the
     /// endpoint's overall bound.
     fn memory_bound(&self) -> usize;

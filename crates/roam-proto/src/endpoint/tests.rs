@@ -19,6 +19,8 @@ struct Mock {
     timeout: Option<Time>,
     fired: usize,
     drained: bool,
+    /// Reported by `is_finished` (set by the test).
+    finished: bool,
     /// Drain after receiving a datagram with FIN.
     memory: usize,
     /// Counts `poll_transmit` calls (shared with the test).
@@ -69,6 +71,9 @@ impl EndpointConnection for Mock {
     }
     fn is_drained(&self) -> bool {
         self.drained
+    }
+    fn is_finished(&self) -> bool {
+        self.finished
     }
     fn memory_bound(&self) -> usize {
         self.memory
@@ -300,42 +305,50 @@ fn the_per_host_cap_counts_every_address_of_one_host() {
 }
 
 #[test]
-fn a_host_at_its_share_displaces_its_own_quietest_connection_never_another_hosts() {
+fn a_host_at_its_share_displaces_its_own_finished_connection_first_never_another_hosts() {
     let mut ep = open(EndpointConfig {
         max_per_peer: 2,
         ..EndpointConfig::default()
     });
     let mut out = Vec::new();
-    let at = |t: Time, ep: &mut Ep, peer: u32, id: u64, out: &mut Vec<u8>| {
-        ep.handle(t, 1, peer, &header(Flags::SYN | Flags::ACK, id), out)
+    let at = |t: Time, ep: &mut Ep, peer: u32, id: u64, out: &mut Vec<u8>| match ep.handle(
+        t,
+        1,
+        peer,
+        &header(Flags::SYN | Flags::ACK, id),
+        out,
+    ) {
+        Some(DatagramEvent::Accepted(h)) => Some(h),
+        Some(DatagramEvent::Respond { .. }) => None,
+        other => panic!("unexpected {other:?}"),
     };
-    assert!(matches!(
-        at(T0, &mut ep, 100, 1, &mut out),
-        Some(DatagramEvent::Accepted(_))
-    ));
-    assert!(matches!(
-        at(T0, &mut ep, 200, 2, &mut out),
-        Some(DatagramEvent::Accepted(_))
-    ));
-    let soon = T0.saturating_add(host::QUIET_BEFORE_EVICTION / 2);
-    assert!(matches!(
-        at(soon, &mut ep, 100, 3, &mut out),
-        Some(DatagramEvent::Accepted(_))
-    ));
-    // Host 100 holds 2 (ids 1 and 3): a third while both were heard recently is refused.
-    assert!(matches!(
-        at(soon, &mut ep, 100, 4, &mut out),
-        Some(DatagramEvent::Respond { .. })
-    ));
+    let first = at(T0, &mut ep, 100, 1, &mut out).expect("accepted");
+    let other_host = at(T0, &mut ep, 200, 2, &mut out).expect("accepted");
+    let third = at(T0, &mut ep, 100, 3, &mut out).expect("accepted");
+    // Host 100 holds 2 (ids 1 and 3), both open. Silent for seconds, as a live transfer is
+    // while its sender's RTO backs off: a third is refused, neither is displaced.
+    let backoff = T0.saturating_add(Duration::from_secs(5));
+    assert_eq!(at(backoff, &mut ep, 100, 4, &mut out), None);
     assert_eq!(ep.stats().evicted, 0);
-    // Later, id 1 has been quiet longest: a new one of host 100 takes its slot.
-    let later = T0.saturating_add(host::QUIET_BEFORE_EVICTION * 2);
-    assert!(matches!(
-        at(later, &mut ep, 100, 5, &mut out),
-        Some(DatagramEvent::Accepted(_))
-    ));
+    // Id 3 finishes (lingers in TIME-WAIT): a new one of host 100 takes its slot at once,
+    // though id 1 has been as quiet.
+    ep.connection_mut(third).unwrap().finished = true;
+    let fifth = at(backoff, &mut ep, 100, 5, &mut out).expect("displaces the finished one");
     assert_eq!(ep.stats().evicted, 1);
-    assert_eq!(ep.len(), 3, "host 200's connection is untouched");
+    assert!(ep.connection_mut(third).is_none());
+    assert!(ep.connection_mut(first).is_some());
+    // An open connection silent for QUIET_BEFORE_DISPLACING_OPEN was abandoned: id 1 (quiet
+    // since T0) goes, id 5 (heard at `backoff`) stays.
+    let abandoned = T0.saturating_add(host::QUIET_BEFORE_DISPLACING_OPEN);
+    assert!(at(abandoned, &mut ep, 100, 6, &mut out).is_some());
+    assert_eq!(ep.stats().evicted, 2);
+    assert!(ep.connection_mut(first).is_none());
+    assert!(ep.connection_mut(fifth).is_some());
+    assert!(
+        ep.connection_mut(other_host).is_some(),
+        "host 200's connection is untouched"
+    );
+    assert_eq!(ep.len(), 3);
     assert_eq!(ep.per_peer.get(&100), Some(&2));
     assert_eq!(ep.per_peer.get(&200), Some(&1));
 }

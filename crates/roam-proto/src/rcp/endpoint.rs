@@ -3,7 +3,7 @@
 
 use roam_wire::ConnId;
 
-use super::{RcpReceiver, RcpSender, RxState};
+use super::{RcpReceiver, RcpSender, RxState, TxState};
 use crate::endpoint::{EndpointConnection, Outgoing, PathId};
 use crate::Time;
 
@@ -72,6 +72,11 @@ impl EndpointConnection for RcpSender {
 
     fn is_drained(&self) -> bool {
         self.is_expired()
+    }
+
+    /// Closed (FIN answered, reset or aborted): only the linger remains.
+    fn is_finished(&self) -> bool {
+        self.state() != TxState::Established
     }
 
     fn memory_bound(&self) -> usize {

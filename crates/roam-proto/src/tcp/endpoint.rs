@@ -40,6 +40,14 @@ impl EndpointConnection for Connection {
         self.state() == State::Closed && self.is_quiet() && self.receiver().readable() == 0
     }
 
+    /// Our FIN acknowledged (so all our data: FIN-WAIT-2, TIME-WAIT) or closed.
+    fn is_finished(&self) -> bool {
+        matches!(
+            self.state(),
+            State::FinWait2 | State::TimeWait | State::Closed
+        )
+    }
+
     fn memory_bound(&self) -> usize {
         Connection::memory_bound(self)
     }
