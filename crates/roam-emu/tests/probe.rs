@@ -108,6 +108,13 @@ fn probe_with_lateness(
     size: usize,
     count: u64,
 ) -> (Vec<Got>, Duration) {
+    // One probe at a time: each measures timing (rate, delay, a blackout's window, the wire's
+    // lateness), and the tests of this file run on parallel threads of a 2-core machine, where
+    // one emulator's threads would otherwise add their scheduling delay to another's figures.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir =
         std::env::temp_dir().join(format!("roam-emu-probe-{}-{}", std::process::id(), next()));
     std::fs::create_dir_all(&dir).unwrap();
