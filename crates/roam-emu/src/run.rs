@@ -31,8 +31,20 @@ impl Running {
         layout: &Layout,
         limit: Option<Duration>,
     ) -> Result<Running> {
+        Running::start_with_stop(paths, layout, limit, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// [`Running::start`] with a stop flag the caller made first — typically one a
+    /// [`SignalGuard`] already sets, so that a signal that comes while the namespaces and
+    /// devices are being made stops the run (and everything is removed) instead of killing the
+    /// process with its default action half way.
+    pub fn start_with_stop(
+        paths: Vec<PathModel>,
+        layout: &Layout,
+        limit: Option<Duration>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<Running> {
         let (bed, wire) = topology::build(paths, layout)?;
-        let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()
             .name("roam-emu-wire".into())
@@ -145,6 +157,10 @@ impl Drop for SignalGuard {
 pub fn wrap(running: Running, argv: &[OsString]) -> Result<(Option<ExitStatus>, WireReport)> {
     let stop = running.stop_flag();
     let _signals = SignalGuard::new(&stop)?;
+    if stop.load(Ordering::Relaxed) {
+        // Interrupted while the links were being made: nothing to run.
+        return Ok((None, running.finish()?));
+    }
     let mut cmd = running.inner_command(argv);
     crate::sys::die_with_parent(&mut cmd);
     let mut child = cmd

@@ -3,6 +3,8 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
@@ -110,7 +112,13 @@ pub fn run(args: &EmuArgs) -> Result<i32> {
         prefix: roam_emu::unique_prefix(),
     };
     super::testbed::report_stale();
-    let running = Running::start(paths, &layout, args.duration)?;
+    // Signals are caught before anything is made: a Ctrl-C while the namespaces and devices
+    // are being set up stops the run like one that comes later (everything removed, 130),
+    // instead of killing roam with them half made (seen under load: SIGINT 200 ms after the
+    // namespace appeared, before the handlers of `wrap` were in place).
+    let stop = Arc::new(AtomicBool::new(false));
+    let _signals = roam_emu::SignalGuard::new(&stop)?;
+    let running = Running::start_with_stop(paths, &layout, args.duration, stop)?;
     let (code, report) = if args.command.is_empty() {
         (0, roam_emu::serve(running, args.duration)?)
     } else {
