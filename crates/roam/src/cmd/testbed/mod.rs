@@ -30,7 +30,7 @@ links, same bytes) and its emulated goodput judged against the simulator's (with
 Writes per case runs.csv, series.csv (bytes delivered per second and path, per mode), \
 sim_series.csv, summary.json and charts (goodput.svg, runs/MODE.svg, summary.svg; PNG copies \
 with --png) under --out, and claims.json (the issue's goals, judged) beside them; prints a \
-summary table beside the ideal (the best single-path runs of each path added). Root only.\n\n\
+summary table beside the ideal (the best single-path runs of each path added; on a trace, what they delivered within the multipath run's duration). Root only.\n\n\
 Examples:\n  \
 roam testbed experiments/testbed/static-8-2.toml\n  \
 roam testbed experiments/testbed/*.toml --quick --out /tmp/tb";
@@ -275,7 +275,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
             &args.out.join(&case.name),
             case,
             &runs,
-            report::ideal(&runs),
+            report::ideal(case, &runs),
         )?;
         crate::output::write_pngs(png.as_ref(), &charts)?;
         report::print_case(case, &runs);
