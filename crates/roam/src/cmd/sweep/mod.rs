@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use roam_sim::result::{FlowResult, RunResult};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{Param, SweepArgs};
+use crate::cli::{Param, SweepArgs, SweepCommand};
 use crate::cmd::{check_memory, default_out, note, print};
 use crate::engine;
 use crate::error::{CliError, Result};
@@ -18,6 +18,7 @@ use crate::progress;
 pub mod exact;
 pub mod plan;
 pub mod record;
+pub mod shard;
 mod tables;
 use crate::timing::timed;
 use plan::SweepSpec;
@@ -299,7 +300,11 @@ fn pm(e: &Estimate, decimals: usize) -> String {
 }
 
 /// The terminal summary: one row per grid point, mean ± 95 % CI half-width.
-fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]) -> String {
+pub(crate) fn terminal_table(
+    params: &[Param],
+    points: &[Point],
+    summaries: &[PointSummary],
+) -> String {
     let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
     header.extend(
         [
@@ -348,8 +353,17 @@ pub fn distinct_warnings(results: &[Vec<String>]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `roam sweep`.
+/// Runs `roam sweep` (and `roam sweep merge`).
 pub fn run(args: &SweepArgs) -> Result<()> {
+    if let Some(SweepCommand::Merge(m)) = &args.command {
+        return shard::merge(m);
+    }
+    // clap requires both without a subcommand.
+    let (Some(file), Some(seeds)) = (&args.file, args.seeds) else {
+        return Err(CliError::Usage(
+            "roam sweep FILE --seeds N [--param KEY=V1,V2,...]...".to_owned(),
+        ));
+    };
     plan::check_grid(&args.params, &args.set)?;
     if let Some(l) = args.labels.iter().find(|l| {
         !args
@@ -364,10 +378,19 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
 
     // Validate every run's scenario before starting any: errors come early and in grid order.
-    let doc = engine::load_doc(&args.file)?;
-    let spec = SweepSpec::new(&doc, &args.file, &args.set, &args.params, args.seeds)?;
-    let jobs = spec.scenarios()?;
-    let png = output::png_writer(args.png)?;
+    let doc = engine::load_doc(file)?;
+    let spec = SweepSpec::new(&doc, file, &args.set, &args.params, seeds)?;
+    let mut jobs = spec.scenarios()?;
+    let name = jobs
+        .first()
+        .map_or_else(|| crate::cmd::stem(file), |(_, s)| s.name.clone());
+    if let Some((i, n)) = args.shard {
+        jobs.retain(|(job, _)| shard::in_shard(job.index, i, n));
+    }
+    let png = match args.shard {
+        Some(_) => None,
+        None => output::png_writer(args.png)?,
+    };
 
     let threads = match args.jobs {
         Some(j) => usize::try_from(j).unwrap_or(1),
@@ -399,6 +422,37 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         })
     });
     bar.finish_and_clear();
+    if let Some((i, n)) = args.shard {
+        let out_dir = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out("sweep-", &name));
+        output::ensure_dir(&out_dir)?;
+        let path = out_dir.join(shard::file_name(i, n));
+        let header = shard::ShardHeader {
+            format: shard::FORMAT.to_owned(),
+            shard: i,
+            of: n,
+            spec,
+            title: args.title.clone(),
+            xlabel: args.xlabel.clone(),
+            labels: args
+                .labels
+                .iter()
+                .map(|l| (l.key.clone(), l.value.clone()))
+                .collect(),
+        };
+        let records = records?;
+        shard::write(&path, &header, &records)?;
+        note(&format!(
+            "shard {i}/{n}: {} of the sweep's runs on {threads} threads in {:.2} s; records in {} \
+             (join the shards with roam sweep merge)",
+            records.len(),
+            wall.as_secs_f64(),
+            path.display()
+        ));
+        return Ok(());
+    }
     let outcome = SweepOutcome::assemble(&spec, records?)?;
     for w in &outcome.warnings {
         note(&format!("warning: {w}"));
@@ -422,7 +476,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         "{} runs ({} grid points × {} seeds) on {threads} threads in {:.2} s; files in {}",
         outcome.runs.len(),
         outcome.points.len(),
-        args.seeds,
+        seeds,
         wall.as_secs_f64(),
         out_dir.display()
     ));
