@@ -42,6 +42,8 @@ def main() -> None:
         client=client,
         progress=client is not None,
     )
+    if client is not None:
+        client.close()
     df["loss"] = df[KEY].astype(float)
     df["goodput_mbps"] = df["goodput_bps"] / 1e6
     table = df.groupby(["loss", "id"])["goodput_mbps"].mean().unstack("id")

@@ -154,6 +154,11 @@ def _run_job(spec: str, index: int) -> str:
     return _roam.sweep_run_job(spec, index)
 
 
+def _spec(spec: str) -> str:
+    """A Dask task holding the sweep's spec once (the runs depend on it)."""
+    return spec
+
+
 def sweep_tables(
     scenario: Scenario,
     grid: Optional[Mapping[str, Any]] = None,
@@ -172,10 +177,13 @@ def sweep_tables(
         files, _warnings = _roam.sweep_local(spec, threads)
     else:
         n = _roam.sweep_jobs(spec)
-        # One task per run (grid point x seed). pure=True: the key is a hash of the arguments,
-        # so the same run is never computed twice; a task on a worker that dies is rescheduled
-        # by the scheduler (distributed.scheduler.allowed-failures times).
-        futures = client.map(_run_job, [spec] * n, range(n), pure=True)
+        # The spec travels once, as a task of its own (not scattered data: a task is recomputed
+        # when the worker holding its result dies). Then one task per run (grid point x seed).
+        # pure=True: keys are hashes of the arguments, so the same run is never computed twice;
+        # a task on a worker that dies is rescheduled by the scheduler
+        # (distributed.scheduler.allowed-failures times).
+        spec_task = client.submit(_spec, spec, pure=True)
+        futures = client.map(_run_job, [spec_task] * n, range(n), pure=True)
         if progress:
             from distributed import progress as dask_progress
 
