@@ -154,7 +154,7 @@ fn spec_json(spec: &SweepSpec) -> String {
 }
 
 fn parse_spec(text: &str) -> Result<SweepSpec> {
-    serde_json::from_str(text).map_err(|e| CliError::Usage(format!("not a sweep spec: {e}")))
+    SweepSpec::from_json(text, "spec")
 }
 
 /// The number of runs of a sweep (grid points × seeds).

@@ -337,8 +337,8 @@ pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
             .map_err(|_| format!("expected I/N such as 2/8, got {s:?}"))
     };
     let (i, n) = (num(i)?, num(n)?);
-    if n == 0 || i == 0 || i > n {
-        return Err(format!("shard {i}/{n}: need 1 ≤ I ≤ N"));
+    if n == 0 || i == 0 || i > n || n > 1_000_000 {
+        return Err(format!("shard {i}/{n}: need 1 ≤ I ≤ N ≤ 1000000"));
     }
     Ok((i, n))
 }

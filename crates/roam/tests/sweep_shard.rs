@@ -138,6 +138,26 @@ fn merge_refuses_missing_repeated_and_foreign_shards() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("a shard of another sweep"), "{err}");
 
+    // Crafted headers are refused, not trusted: shard 0, and a seed count no list can hold.
+    let good = std::fs::read_to_string(dir.join("a/shard-1-of-3.jsonl")).unwrap();
+    for (from, to, says) in [
+        ("\"shard\":1,", "\"shard\":0,", "shard 0/3"),
+        (
+            "\"seeds\":3}",
+            "\"seeds\":1000000000000}",
+            "seeds: 1000000000000",
+        ),
+    ] {
+        assert!(good.contains(from), "{from} in {good}");
+        let d = dir.join("crafted");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("shard-1-of-3.jsonl"), good.replacen(from, to, 1)).unwrap();
+        let o = roam(dir, &["sweep", "merge", "crafted"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+
     std::fs::write(dir.join("c/shard-9-of-9.jsonl"), "{}\n").unwrap();
     let o = roam(dir, &["sweep", "merge", "c"]);
     let err = String::from_utf8_lossy(&o.stderr);

@@ -30,6 +30,12 @@ pub struct SweepSpec {
     pub seeds: u64,
 }
 
+/// Most seeds per grid point (as `--seeds` takes).
+pub const MAX_SEEDS: u64 = 100_000;
+
+/// Most runs in one sweep (grid points × seeds).
+pub const MAX_RUNS: u64 = 100_000_000;
+
 /// One run of a sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Job {
@@ -69,14 +75,11 @@ impl SweepSpec {
         seeds: u64,
     ) -> Result<Self> {
         check_grid(params, set)?;
-        if seeds == 0 {
-            return Err(CliError::Usage("seeds: at least 1".to_owned()));
-        }
         let scenario = toml::to_string(doc).map_err(|e| CliError::Toml {
             path: origin.to_owned(),
             message: e.to_string(),
         })?;
-        Ok(SweepSpec {
+        let spec = SweepSpec {
             scenario,
             origin: origin.to_owned(),
             set: set
@@ -88,7 +91,39 @@ impl SweepSpec {
                 .map(|p| (p.key.clone(), p.values.clone()))
                 .collect(),
             seeds,
-        })
+        };
+        spec.check_size()?;
+        Ok(spec)
+    }
+
+    /// Reads a spec (JSON, as `serde_json` writes a spec) from `from`, a file or a Dask task:
+    /// untrusted, so its size is checked before any list is made from it.
+    pub fn from_json(text: &str, from: &str) -> Result<Self> {
+        let spec: SweepSpec = serde_json::from_str(text)
+            .map_err(|e| CliError::Usage(format!("{from}: not a sweep spec: {e}")))?;
+        spec.check_size()?;
+        Ok(spec)
+    }
+
+    /// Seeds in 1..=[`MAX_SEEDS`] (as `--seeds` takes them) and at most [`MAX_RUNS`] runs.
+    pub fn check_size(&self) -> Result<()> {
+        if !(1..=MAX_SEEDS).contains(&self.seeds) {
+            return Err(CliError::Usage(format!(
+                "seeds: {} is not in 1..={MAX_SEEDS}",
+                self.seeds
+            )));
+        }
+        let points = self
+            .params
+            .iter()
+            .fold(1u64, |n, (_, values)| n.saturating_mul(values.len() as u64));
+        if points.saturating_mul(self.seeds) > MAX_RUNS {
+            return Err(CliError::Usage(format!(
+                "{points} grid points × {} seeds: more than {MAX_RUNS} runs",
+                self.seeds
+            )));
+        }
+        Ok(())
     }
 
     /// The swept parameters as the CLI's type.

@@ -41,6 +41,9 @@ pub struct ShardHeader {
     pub labels: Vec<(String, String)>,
 }
 
+/// Most shards of one sweep.
+pub const MAX_SHARDS: u64 = 1_000_000;
+
 /// The format tag (and version) of shard files.
 pub const FORMAT: &str = "roam-sweep-shard/1";
 
@@ -94,6 +97,15 @@ fn read(path: &Path) -> Result<(ShardHeader, Vec<RunRecord>)> {
                 path.display()
             ))
         })?;
+    if !(1..=header.of).contains(&header.shard) || header.of > MAX_SHARDS {
+        return Err(CliError::Usage(format!(
+            "{}: shard {}/{} (need 1 ≤ I ≤ N ≤ {MAX_SHARDS})",
+            path.display(),
+            header.shard,
+            header.of
+        )));
+    }
+    header.spec.check_size()?;
     let records = lines
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
@@ -140,8 +152,10 @@ pub fn merge(args: &SweepMergeArgs) -> Result<()> {
     let (header, mut records) = read(first)?;
     let mut seen: Vec<Option<PathBuf>> = vec![None; usize::try_from(header.of).unwrap_or(0)];
     let mut mark = |h: &ShardHeader, path: &Path| -> Result<()> {
-        let slot = usize::try_from(h.shard - 1)
-            .ok()
+        let slot = h
+            .shard
+            .checked_sub(1)
+            .and_then(|i| usize::try_from(i).ok())
             .and_then(|i| seen.get_mut(i))
             .ok_or_else(|| {
                 CliError::Usage(format!("{}: shard {}/{}", path.display(), h.shard, h.of))
