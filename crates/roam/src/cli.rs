@@ -248,17 +248,29 @@ pub struct SimArgs {
 
 /// Arguments of `roam sweep`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepArgs {
+    /// `roam sweep merge DIR...`: join the shards' outputs.
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
     /// Scenario file (TOML).
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required = true)]
+    pub file: Option<PathBuf>,
     /// A parameter to sweep: dotted key and comma-separated values, e.g.
     /// `--param link.bottleneck.forward.loss=0,0.01` (repeatable; the grid is their product).
     #[arg(long = "param", value_name = "KEY=V1,V2,...", value_parser = parse_param)]
     pub params: Vec<Param>,
     /// Number of seeds per grid point (seeds 1..=N).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
-    pub seeds: u64,
+    #[arg(long, value_name = "N", required = true,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub seeds: Option<u64>,
+    /// Run only shard I of N (1 ≤ I ≤ N): every N-th run of the grid × seeds list, from the
+    /// I-th on. Writes `shard-I-of-N.jsonl` (the runs' records) into the output folder instead
+    /// of tables and plots; `roam sweep merge` joins the N shards into the files one sweep
+    /// writes, byte for byte. For batch schedulers (a SLURM job array: `--shard
+    /// $SLURM_ARRAY_TASK_ID/N`).
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    pub shard: Option<(u64, u64)>,
     /// Parallel runs [default: all cores].
     #[arg(long, short, value_name = "J", value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
@@ -290,6 +302,45 @@ pub struct SweepArgs {
     /// Hide the progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Subcommands of `roam sweep`.
+#[derive(Debug, Subcommand)]
+pub enum SweepCommand {
+    /// Join the outputs of `roam sweep --shard I/N` (every shard's `shard-I-of-N.jsonl`, in the
+    /// given folders) into the tables and plots one `roam sweep` writes.
+    Merge(SweepMergeArgs),
+}
+
+/// Arguments of `roam sweep merge`.
+#[derive(Debug, Args)]
+pub struct SweepMergeArgs {
+    /// Folders holding the shards' `shard-I-of-N.jsonl` files (all N of one sweep).
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Folder for the CSV tables and plots [default: out/sweep-<scenario-name>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write every SVG plot as a PNG beside it (as `roam sweep --png`).
+    #[arg(long)]
+    pub png: bool,
+}
+
+/// Parses `I/N` with 1 ≤ I ≤ N.
+pub fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let (i, n) = s
+        .split_once('/')
+        .ok_or_else(|| format!("expected I/N such as 2/8, got {s:?}"))?;
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("expected I/N such as 2/8, got {s:?}"))
+    };
+    let (i, n) = (num(i)?, num(n)?);
+    if n == 0 || i == 0 || i > n || n > 1_000_000 {
+        return Err(format!("shard {i}/{n}: need 1 ≤ I ≤ N ≤ 1000000"));
+    }
+    Ok((i, n))
 }
 
 /// Arguments of `roam bench`.

@@ -7,26 +7,12 @@
 //! namespaces. See `roam --help` and `docs/ARCHITECTURE.md`.
 
 #![deny(unsafe_code)]
-// The argument structs' doc comments are clap's `--help` text, where `<NAME>` is the usual
-// placeholder notation, not HTML.
-#![allow(rustdoc::invalid_html_tags)]
-
-mod cli;
-mod cmd;
-mod engine;
-mod error;
-mod ns3;
-mod output;
-mod peak_memory;
-mod progress;
-mod root;
-mod timing;
 
 use std::process::ExitCode;
 
 use clap::Parser;
-
-use crate::cli::{Cli, Command};
+use roam::cli::{Cli, Command};
+use roam::{cmd, error};
 
 fn main() -> ExitCode {
     init_diagnostics();

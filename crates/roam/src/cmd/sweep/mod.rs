@@ -6,16 +6,23 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 use roam_sim::result::{FlowResult, RunResult};
+use serde::{Deserialize, Serialize};
 
-use crate::cli::{Override, Param, SweepArgs};
-use crate::cmd::{check_memory, default_out, note, print, seed_override, stem, with_overrides};
-use crate::engine::{self, Scenario};
+use crate::cli::{Param, SweepArgs, SweepCommand};
+use crate::cmd::{check_memory, default_out, note, print};
+use crate::engine;
 use crate::error::{CliError, Result};
 use crate::output::{self, fmt_num, sweep_plot, table};
 use crate::progress;
 
+pub mod exact;
+pub mod plan;
+pub mod record;
+pub mod shard;
 mod tables;
 use crate::timing::timed;
+use plan::SweepSpec;
+use record::{RunRecord, SweepOutcome};
 use roam_lab::stats::Estimate;
 
 /// One grid point: a value for every swept key, in `--param` order.
@@ -55,22 +62,29 @@ pub fn expand_grid(params: &[Param]) -> Result<Vec<Point>> {
 }
 
 /// The numbers a sweep keeps from one run (besides its flows).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMetrics {
     /// Aggregate goodput of the non-cross-traffic flows (Mb/s): their bytes over one interval,
     /// first start to last end (`RunResult::aggregate`), not the sum of per-flow averages.
+    #[serde(with = "exact")]
     pub aggregate_goodput_mbps: f64,
     /// Start of the aggregate's interval (s).
+    #[serde(with = "exact")]
     pub aggregate_from_s: f64,
     /// End of the aggregate's interval (s).
+    #[serde(with = "exact")]
     pub aggregate_to_s: f64,
     /// Jain's fairness index.
+    #[serde(with = "exact")]
     pub jain_index: f64,
     /// Mean completion time of the flows that completed (s); `None` if none did.
+    #[serde(with = "exact::opt")]
     pub completion_s: Option<f64>,
     /// Mean overhead of the non-cross-traffic flows (%); `None` without such flows.
+    #[serde(with = "exact::opt")]
     pub overhead_pct: Option<f64>,
     /// Simulated seconds.
+    #[serde(with = "exact")]
     pub sim_seconds: f64,
     /// Events processed.
     pub events: u64,
@@ -99,8 +113,23 @@ impl RunMetrics {
     }
 }
 
+/// One flow of one run, as a sweep keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowRow {
+    /// Flow id.
+    pub id: String,
+    /// Goodput (b/s).
+    #[serde(with = "exact")]
+    pub goodput_bps: f64,
+    /// Completion time (s), if it completed.
+    #[serde(with = "exact::opt")]
+    pub completion_s: Option<f64>,
+    /// Every serialised field of the flow's result as `flows.csv` writes it.
+    pub cells: Vec<String>,
+}
+
 /// One run of the sweep: where in the grid, which seed, what came out.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     /// Index of the grid point.
     pub point: usize,
@@ -108,20 +137,65 @@ pub struct RunRow {
     pub seed: u64,
     /// Metrics.
     pub metrics: RunMetrics,
-    /// Every flow's result, in scenario order.
-    pub flows: Vec<FlowResult>,
+    /// The field names of [`FlowRow::cells`] (empty when the run has no flow).
+    pub flow_fields: Vec<String>,
+    /// Every flow, in scenario order.
+    pub flows: Vec<FlowRow>,
 }
 
 impl RunRow {
     /// The row of run `r` at grid point `point` with `seed`.
-    pub fn new(point: usize, seed: u64, r: &RunResult) -> Self {
-        RunRow {
+    pub fn new(point: usize, seed: u64, r: &RunResult) -> std::io::Result<Self> {
+        let (flow_fields, cells) = flow_cells(&r.flows)?;
+        Ok(RunRow {
             point,
             seed,
             metrics: RunMetrics::from_result(r),
-            flows: r.flows.clone(),
-        }
+            flow_fields,
+            flows: r
+                .flows
+                .iter()
+                .zip(cells)
+                .map(|(f, cells)| FlowRow {
+                    id: f.id.clone(),
+                    goodput_bps: f.goodput_bps,
+                    completion_s: f.completion_s,
+                    cells,
+                })
+                .collect(),
+        })
     }
+}
+
+/// The flows' results as the CSV writer serialises them: the field names, and each flow's
+/// cells.
+fn flow_cells(flows: &[FlowResult]) -> std::io::Result<(Vec<String>, Vec<Vec<String>>)> {
+    let other = |e: csv::Error| std::io::Error::other(e.to_string());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for f in flows {
+        w.serialize(f).map_err(other)?;
+    }
+    let bytes = w
+        .into_inner()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    if flows.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut reader = csv::Reader::from_reader(&bytes[..]);
+    let fields = reader
+        .headers()
+        .map_err(other)?
+        .iter()
+        .map(str::to_owned)
+        .collect();
+    let rows = reader
+        .records()
+        .map(|r| {
+            r.map(|r| r.iter().map(str::to_owned).collect())
+                .map_err(other)
+        })
+        .collect::<std::io::Result<_>>()?;
+    Ok((fields, rows))
 }
 
 /// Aggregates of one grid point.
@@ -196,7 +270,7 @@ pub fn flow_summaries(runs: &[RunRow], n_points: usize, ids: &[String]) -> Vec<F
     let mut out = Vec::new();
     for p in 0..n_points {
         for id in ids {
-            let fs: Vec<&FlowResult> = runs
+            let fs: Vec<&FlowRow> = runs
                 .iter()
                 .filter(|r| r.point == p)
                 .filter_map(|r| r.flows.iter().find(|f| &f.id == id))
@@ -226,7 +300,11 @@ fn pm(e: &Estimate, decimals: usize) -> String {
 }
 
 /// The terminal summary: one row per grid point, mean ± 95 % CI half-width.
-fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]) -> String {
+pub(crate) fn terminal_table(
+    params: &[Param],
+    points: &[Point],
+    summaries: &[PointSummary],
+) -> String {
     let mut header: Vec<String> = params.iter().map(|p| p.key.clone()).collect();
     header.extend(
         [
@@ -254,11 +332,11 @@ fn terminal_table(params: &[Param], points: &[Point], summaries: &[PointSummary]
     format!("{}\n", table::simple(&header, &rows, params.len()))
 }
 
-/// Every warning of the runs once, in order of first appearance, with the number of runs that
-/// gave it when not all did.
-pub fn distinct_warnings(results: &[RunResult]) -> Vec<String> {
+/// Every warning of the runs (one list per run) once, in order of first appearance, with the
+/// number of runs that gave it when not all did.
+pub fn distinct_warnings(results: &[Vec<String>]) -> Vec<String> {
     let mut seen: Vec<(&str, usize)> = Vec::new();
-    for w in results.iter().flat_map(|r| &r.warnings) {
+    for w in results.iter().flatten() {
         match seen.iter_mut().find(|(s, _)| *s == w.as_str()) {
             Some((_, n)) => *n += 1,
             None => seen.push((w, 1)),
@@ -275,25 +353,18 @@ pub fn distinct_warnings(results: &[RunResult]) -> Vec<String> {
         .collect()
 }
 
-/// Runs `roam sweep`.
+/// Runs `roam sweep` (and `roam sweep merge`).
 pub fn run(args: &SweepArgs) -> Result<()> {
-    let points = expand_grid(&args.params)?;
-    if args.set.iter().any(|o| o.key == "run.seed") {
+    if let Some(SweepCommand::Merge(m)) = &args.command {
+        return shard::merge(m);
+    }
+    // clap requires both without a subcommand.
+    let (Some(file), Some(seeds)) = (&args.file, args.seeds) else {
         return Err(CliError::Usage(
-            "--set run.seed: seeds are swept with --seeds N (seeds 1..=N)".to_owned(),
+            "roam sweep FILE --seeds N [--param KEY=V1,V2,...]...".to_owned(),
         ));
-    }
-    if let Some(o) = args
-        .set
-        .iter()
-        .find(|o| args.params.iter().any(|p| p.key == o.key))
-    {
-        return Err(CliError::Usage(format!(
-            "{} is both --set and --param; give it once",
-            o.key
-        )));
-    }
-
+    };
+    plan::check_grid(&args.params, &args.set)?;
     if let Some(l) = args.labels.iter().find(|l| {
         !args
             .params
@@ -307,24 +378,19 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
 
     // Validate every run's scenario before starting any: errors come early and in grid order.
-    let doc = engine::load_doc(&args.file)?;
-    let mut jobs: Vec<(usize, u64, Scenario)> = Vec::new();
-    for (i, point) in points.iter().enumerate() {
-        for seed in 1..=args.seeds {
-            let mut overrides: Vec<Override> = args.set.clone();
-            overrides.extend(point.iter().map(|(k, v)| Override {
-                key: k.clone(),
-                value: v.clone(),
-            }));
-            overrides.push(seed_override(seed));
-            let mut d = doc.clone();
-            engine::apply_overrides(&mut d, &args.file, &overrides)?;
-            let scenario =
-                engine::build(d, &args.file).map_err(|e| with_overrides(e, &overrides))?;
-            jobs.push((i, seed, scenario));
-        }
+    let doc = engine::load_doc(file)?;
+    let spec = SweepSpec::new(&doc, file, &args.set, &args.params, seeds)?;
+    let mut jobs = spec.scenarios()?;
+    let name = jobs
+        .first()
+        .map_or_else(|| crate::cmd::stem(file), |(_, s)| s.name.clone());
+    if let Some((i, n)) = args.shard {
+        jobs.retain(|(job, _)| shard::in_shard(job.index, i, n));
     }
-    let png = output::png_writer(args.png)?;
+    let png = match args.shard {
+        Some(_) => None,
+        None => output::png_writer(args.png)?,
+    };
 
     let threads = match args.jobs {
         Some(j) => usize::try_from(j).unwrap_or(1),
@@ -332,7 +398,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     };
     // Seeds do not change what a run needs: check one run per grid point.
     let parallel = threads.min(jobs.len()) as u64;
-    for (_, _, scenario) in jobs.iter().filter(|(_, seed, _)| *seed == 1) {
+    for (_, scenario) in jobs.iter().filter(|(job, _)| job.seed == 1) {
         check_memory(scenario, parallel, args.max_memory)?;
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -343,12 +409,12 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             message: e.to_string(),
         })?;
     let bar = progress::bar(jobs.len() as u64, "sweeping", args.quiet);
-    let (results, wall): (Result<Vec<RunResult>>, _) = timed(|| {
+    let (records, wall): (Result<Vec<RunRecord>>, _) = timed(|| {
         pool.install(|| {
             // par_iter().map().collect() keeps input order whatever the scheduling.
             jobs.par_iter()
-                .map(|(_, _, scenario)| {
-                    let r = engine::run(scenario);
+                .map(|(job, scenario)| {
+                    let r = RunRecord::run(job, scenario);
                     bar.inc(1);
                     r
                 })
@@ -356,38 +422,45 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         })
     });
     bar.finish_and_clear();
-    let results = results?;
-    for w in distinct_warnings(&results) {
+    if let Some((i, n)) = args.shard {
+        let out_dir = args
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out("sweep-", &name));
+        output::ensure_dir(&out_dir)?;
+        let path = out_dir.join(shard::file_name(i, n));
+        let header = shard::ShardHeader {
+            format: shard::FORMAT.to_owned(),
+            shard: i,
+            of: n,
+            spec,
+            title: args.title.clone(),
+            xlabel: args.xlabel.clone(),
+            labels: args
+                .labels
+                .iter()
+                .map(|l| (l.key.clone(), l.value.clone()))
+                .collect(),
+        };
+        let records = records?;
+        shard::write(&path, &header, &records)?;
+        note(&format!(
+            "shard {i}/{n}: {} of the sweep's runs on {threads} threads in {:.2} s; records in {} \
+             (join the shards with roam sweep merge)",
+            records.len(),
+            wall.as_secs_f64(),
+            path.display()
+        ));
+        return Ok(());
+    }
+    let outcome = SweepOutcome::assemble(&spec, records?)?;
+    for w in &outcome.warnings {
         note(&format!("warning: {w}"));
     }
-
-    let runs: Vec<RunRow> = jobs
-        .iter()
-        .zip(&results)
-        .map(|((point, seed, _), r)| RunRow::new(*point, *seed, r))
-        .collect();
-    let ids = flow_ids(&runs);
-    let summaries = aggregate(&runs, points.len());
-    let flow_summaries = flow_summaries(&runs, points.len(), &ids);
-
-    let name = results
-        .first()
-        .map_or_else(|| stem(&args.file), |r| r.scenario.clone());
     let out_dir: PathBuf = args
         .out
         .clone()
-        .unwrap_or_else(|| default_out("sweep-", &name));
-    output::ensure_dir(&out_dir)?;
-    tables::write_all(
-        &out_dir,
-        &name,
-        &args.params,
-        &points,
-        &summaries,
-        &flow_summaries,
-        &runs,
-    )?;
-
+        .unwrap_or_else(|| default_out("sweep-", &outcome.name));
     let labels = sweep_plot::PlotLabels {
         title: args.title.clone(),
         xlabel: args.xlabel.clone(),
@@ -397,19 +470,39 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             .map(|l| (l.key.clone(), l.value.clone()))
             .collect(),
     };
-    let plots = sweep_plot::write(&out_dir, &name, &labels, &args.params, &points, &summaries)?;
-    output::write_pngs(png.as_ref(), &plots)?;
-
-    print(&terminal_table(&args.params, &points, &summaries))?;
+    let summaries = write_outputs(&out_dir, &outcome, &labels, png.as_ref())?;
+    print(&terminal_table(&args.params, &outcome.points, &summaries))?;
     note(&format!(
         "{} runs ({} grid points × {} seeds) on {threads} threads in {:.2} s; files in {}",
-        runs.len(),
-        points.len(),
-        args.seeds,
+        outcome.runs.len(),
+        outcome.points.len(),
+        seeds,
         wall.as_secs_f64(),
         out_dir.display()
     ));
     Ok(())
+}
+
+/// Writes a sweep's files into `out_dir`: the four CSV tables and the plots (with PNG copies
+/// when there is a writer). Returns the grid points' summaries.
+pub fn write_outputs(
+    out_dir: &std::path::Path,
+    outcome: &SweepOutcome,
+    labels: &sweep_plot::PlotLabels,
+    png: Option<&roam_lab::raster::PngWriter>,
+) -> Result<Vec<PointSummary>> {
+    output::ensure_dir(out_dir)?;
+    let summaries = outcome.write_tables(out_dir)?;
+    let plots = sweep_plot::write(
+        out_dir,
+        &outcome.name,
+        labels,
+        &outcome.params,
+        &outcome.points,
+        &summaries,
+    )?;
+    output::write_pngs(png, &plots)?;
+    Ok(summaries)
 }
 
 #[cfg(test)]
@@ -539,7 +632,7 @@ mod tests {
         let points = expand_grid(&params).unwrap();
         // result() makes the aggregate 1 Mb/s less than the flow's goodput.
         let mk = |point, seed, g: f64| {
-            RunRow::new(point, seed, &result(vec![flow("a", g + 1e6, None, false)]))
+            RunRow::new(point, seed, &result(vec![flow("a", g + 1e6, None, false)])).unwrap()
         };
         let runs = vec![mk(0, 1, 9e6), mk(0, 2, 11e6), mk(1, 1, 2e6)];
         let ids = flow_ids(&runs);

@@ -9,13 +9,10 @@
 //! - `flows.csv`: one row per run × flow: the parameters, `scenario`, `seed`, and every field of
 //!   the flow's result (as `roam sim`'s `flows.csv`).
 
-use std::path::Path;
-
 use roam_lab::stats::Estimate;
 
 use super::{FlowSummary, Point, PointSummary, RunRow};
 use crate::cli::Param;
-use crate::error::Result;
 use crate::output::csv;
 
 fn cell(v: Option<f64>) -> String {
@@ -159,52 +156,57 @@ pub fn runs_table(
     (header, rows)
 }
 
-/// Writes `flows.csv`: the parameters, scenario and seed of each run before each of its flows.
-fn write_flows(
-    path: &Path,
+/// `flows.csv`: the parameters, scenario and seed of each run before each of its flows' cells
+/// (as `roam sim`'s `flows.csv`; the header names the fields of the first run that has flows).
+fn flows_table(
     scenario: &str,
     params: &[Param],
     points: &[Point],
     runs: &[RunRow],
-) -> Result<()> {
-    let mut names: Vec<&str> = params.iter().map(|p| p.key.as_str()).collect();
-    names.extend(["scenario", "seed"]);
-    let keys: Vec<Vec<String>> = runs
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header = param_header(params);
+    header.extend(["scenario".to_owned(), "seed".to_owned()]);
+    if let Some(r) = runs.iter().find(|r| !r.flows.is_empty()) {
+        header.extend(r.flow_fields.iter().cloned());
+    }
+    let rows = runs
         .iter()
-        .map(|r| {
-            let mut k = param_cells(points, r.point);
-            k.push(scenario.to_owned());
-            k.push(r.seed.to_string());
-            k
+        .flat_map(|r| {
+            let mut keys = param_cells(points, r.point);
+            keys.push(scenario.to_owned());
+            keys.push(r.seed.to_string());
+            r.flows.iter().map(move |f| {
+                let mut row = keys.clone();
+                row.extend(f.cells.iter().cloned());
+                row
+            })
         })
         .collect();
-    let rows: Vec<(&[String], _)> = runs
-        .iter()
-        .zip(&keys)
-        .flat_map(|(r, k)| r.flows.iter().map(move |f| (&k[..], f)))
-        .collect();
-    csv::to_file(path, |w| csv::write_keyed(w, &names, &rows))
+    (header, rows)
 }
 
-/// Writes the four CSV files into `dir`.
-pub fn write_all(
-    dir: &Path,
+/// The four CSV files, by name, as bytes.
+pub fn render_all(
     scenario: &str,
     params: &[Param],
     points: &[Point],
     summaries: &[PointSummary],
     flows: &[FlowSummary],
     runs: &[RunRow],
-) -> Result<()> {
+) -> std::io::Result<Vec<(&'static str, Vec<u8>)>> {
     let tables = [
         ("sweep.csv", sweep_table(params, points, summaries)),
         ("sweep_flows.csv", flow_summary_table(params, points, flows)),
         ("runs.csv", runs_table(params, points, runs)),
+        ("flows.csv", flows_table(scenario, params, points, runs)),
     ];
+    let mut out = Vec::new();
     for (file, (header, rows)) in tables {
-        csv::to_file(&dir.join(file), |w| csv::write_table(w, &header, &rows))?;
+        let mut bytes = Vec::new();
+        csv::write_table(&mut bytes, &header, &rows)?;
+        out.push((file, bytes));
     }
-    write_flows(&dir.join("flows.csv"), scenario, params, points, runs)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -219,7 +221,7 @@ mod tests {
         let points = expand_grid(&params).unwrap();
         let mk = |point, seed, g| {
             let flows = vec![flow("a", g, Some(3.0), false), flow("x", 1e6, None, true)];
-            RunRow::new(point, seed, &result(flows))
+            RunRow::new(point, seed, &result(flows)).unwrap()
         };
         let runs = vec![mk(0, 1, 9e6), mk(0, 2, 11e6), mk(1, 1, 2e6)];
         let ids = flow_ids(&runs);
@@ -270,9 +272,10 @@ mod tests {
             assert!(rows.iter().flatten().all(|c| !c.contains('±')));
         }
 
-        let dir = tempfile::tempdir().unwrap();
-        write_flows(&dir.path().join("f.csv"), "s", &params, &points, &runs).unwrap();
-        let text = std::fs::read_to_string(dir.path().join("f.csv")).unwrap();
+        let (h, rows) = flows_table("s", &params, &points, &runs);
+        let mut bytes = Vec::new();
+        csv::write_table(&mut bytes, &h, &rows).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1 + 3 * 2, "one row per run × flow: {text}");
         assert!(
