@@ -80,6 +80,8 @@ pub struct Case {
     pub kind: String,
     /// Path A's blackout, seconds from the start.
     pub blackout: Option<(f64, f64)>,
+    /// Its paths: 2, or 1 for a single-path case (kernel TCP and `roam get` on path A only).
+    pub paths: usize,
 }
 
 fn bad(file: &Path, message: impl Into<String>) -> CliError {
@@ -172,11 +174,12 @@ pub fn load_case(file: &Path, quick: bool) -> Result<Case> {
         return Err(bad(file, format!("testbed.{k}: unknown field")));
     }
     let paths = roam_emu::config::from_table(doc.clone(), file, &roam_emu::Selection::default())?;
-    if paths.len() != 2 {
+    if !(1..=2).contains(&paths.len()) {
         return Err(bad(
             file,
             format!(
-                "a test bed case has two [[link]]s (path A, path B); {} given",
+                "a test bed case has two [[link]]s (path A, path B), or one for a single-path \
+                 case; {} given",
                 paths.len()
             ),
         ));
@@ -188,6 +191,7 @@ pub fn load_case(file: &Path, quick: bool) -> Result<Case> {
         size,
         kind,
         blackout,
+        paths: paths.len(),
     })
 }
 
@@ -207,7 +211,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
         .collect::<Result<_>>()?;
     if args.dry_run {
         for c in &cases {
-            let modes: Vec<String> = Mode::all(args.quick)
+            let modes: Vec<String> = Mode::all(args.quick, c.paths)
                 .iter()
                 .map(Mode::name)
                 .filter(|n| args.modes.is_empty() || args.modes.contains(n))
@@ -224,7 +228,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
     }
     if args.sim_only {
         for c in &cases {
-            for m in Mode::all(args.quick)
+            for m in Mode::all(args.quick, c.paths)
                 .into_iter()
                 .filter(|m| args.modes.is_empty() || args.modes.contains(&m.name()))
             {
@@ -254,7 +258,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
     let env = modes::Env::probe();
     let mut all = Vec::new();
     for case in &cases {
-        let modes: Vec<Mode> = Mode::all(args.quick)
+        let modes: Vec<Mode> = Mode::all(args.quick, case.paths)
             .into_iter()
             .filter(|m| args.modes.is_empty() || args.modes.iter().any(|n| *n == m.name()))
             .collect();
@@ -262,7 +266,7 @@ pub fn run(args: &TestbedArgs) -> Result<()> {
             return Err(CliError::Usage(format!(
                 "--modes: none of {:?} is a mode (known: {})",
                 args.modes,
-                Mode::all(false)
+                Mode::all(false, case.paths)
                     .iter()
                     .map(Mode::name)
                     .collect::<Vec<_>>()

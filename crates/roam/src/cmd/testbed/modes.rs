@@ -43,27 +43,27 @@ fn path_name(k: usize) -> char {
 }
 
 impl Mode {
-    /// Every mode, or the quick set.
-    pub fn all(quick: bool) -> Vec<Mode> {
+    /// Every mode over `paths` paths (2, or 1 for a single-path case: no multipath modes),
+    /// or the quick set.
+    pub fn all(quick: bool, paths: usize) -> Vec<Mode> {
         let ccs: &[&'static str] = if quick {
             &["cubic"]
         } else {
             &["reno", "cubic", "bbr"]
         };
         let mut v = Vec::new();
-        for k in 0..2 {
+        for k in 0..paths {
             for cc in ccs {
                 v.push(Mode::Tcp(cc, k));
             }
         }
-        v.extend([
-            Mode::Mptcp,
-            Mode::Aria2,
-            Mode::Roam(0),
-            Mode::Roam(1),
-            Mode::R2cpInterfaces,
-            Mode::R2cpMirrors,
-        ]);
+        if paths >= 2 {
+            v.extend([Mode::Mptcp, Mode::Aria2]);
+        }
+        v.extend((0..paths).map(Mode::Roam));
+        if paths >= 2 {
+            v.extend([Mode::R2cpInterfaces, Mode::R2cpMirrors]);
+        }
         v
     }
 

@@ -204,6 +204,25 @@ fn claim(case: &str, goal: &str, value: Option<f64>, target: Option<f64>) -> ser
     json!({ "case": case, "goal": goal, "value": value, "target": target, "pass": pass })
 }
 
+/// A single-path case (issue 30, item 5: the lossy grid on the wire): `roam get`, with the
+/// facts it estimates itself (no `--link`), reaches 90 % of kernel BBR's goodput on the same
+/// emulated path in the same run; and the emulated goodput is the simulator's within 10 %.
+fn single_path_claims(case: &Case, runs: &[RunOut]) -> Vec<serde_json::Value> {
+    let n = case.name.as_str();
+    let mut v = vec![claim(
+        n,
+        "roam get >= 90 % of Linux TCP with BBR on the same path",
+        goodput(runs, "roam-a"),
+        goodput(runs, "tcp-bbr-a").map(|g| 0.9 * g),
+    )];
+    v.extend(
+        runs.iter()
+            .filter(|r| is_roam(r) && !r.note.starts_with("skipped"))
+            .map(|r| sim_claim(n, r)),
+    );
+    v
+}
+
 /// Whether the run is one of roam's engines (simulated beside the emulator).
 fn is_roam(r: &RunOut) -> bool {
     matches!(r.mode, Mode::Roam(_)) || r.mode.roam_multipath()
@@ -238,6 +257,9 @@ fn sim_claim(case: &str, r: &RunOut) -> serde_json::Value {
 /// The goals of issue 29, items 5 and 6, for every case.
 fn claims_of(case: &Case, runs: &[RunOut]) -> Vec<serde_json::Value> {
     let n = case.name.as_str();
+    if case.paths == 1 {
+        return single_path_claims(case, runs);
+    }
     let best = best_roam_multipath(runs);
     let b = best.map(|r| r.goodput_mbps);
     let mut v = vec![
@@ -399,6 +421,35 @@ mod tests {
         assert!(
             (i - (8.0 + 555_558.0 * 8.0 / 2.0 / 1e6)).abs() < 1e-3,
             "{i}"
+        );
+    }
+
+    #[test]
+    fn a_single_path_case_judges_roam_against_kernel_bbr_and_the_simulator() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = case(dir.path(), "one");
+        c.paths = 1;
+        let runs = vec![
+            run(Mode::Tcp("bbr", 0), true, 1.8, None),
+            run(Mode::Tcp("cubic", 0), true, 0.6, None),
+            run(Mode::Roam(0), true, 1.7, Some(1.75)),
+        ];
+        let v = claims_of(&c, &runs);
+        assert_eq!(v.len(), 2, "{v:?}");
+        assert_eq!(v[0]["pass"], json!(true), "1.7 >= 0.9 * 1.8");
+        assert_eq!(v[1]["pass"], json!(true), "within 10 % of the simulator");
+        assert_eq!(ideal(&c, &runs), None);
+        let slow = vec![
+            run(Mode::Tcp("bbr", 0), true, 1.8, None),
+            run(Mode::Roam(0), true, 1.5, None),
+        ];
+        assert_eq!(claims_of(&c, &slow)[0]["pass"], json!(false));
+        assert_eq!(
+            Mode::all(false, 1)
+                .iter()
+                .map(Mode::name)
+                .collect::<Vec<_>>(),
+            ["tcp-reno-a", "tcp-cubic-a", "tcp-bbr-a", "roam-a"]
         );
     }
 

@@ -123,6 +123,9 @@ fn build_doc(case: &Case, pinned: Option<usize>) -> std::result::Result<toml::Ta
             ])
         }
         None => {
+            if names.len() < 2 {
+                return Err("a multipath mode needs two links".into());
+            }
             nodes.push(table(&[("name", s("server2"))]));
             let pipes = Value::Array(vec![
                 table(&[("iface", s(&names[0]))]),
