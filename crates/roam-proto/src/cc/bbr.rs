@@ -39,6 +39,10 @@ pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// Growth below which three rounds mean the pipe is full (draft §4.3.2.2).
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
+/// Send quanta `BBRInflight` allows for send/ACK quantization at the end hosts (draft
+/// §4.2.3.2; Linux `bbr_quantization_budget`: one in the sender's qdisc, one in its
+/// segmentation offload, one in the receiver's receive offload or delayed ACK).
+pub const QUANTA: u64 = 3;
 /// Largest window kept, bytes (keeps every product finite and far from `u64::MAX`).
 const MAX_WINDOW: f64 = (1u64 << 50) as f64;
 
@@ -75,6 +79,8 @@ pub struct Bbr {
     /// ProbeRTT: when it may end, and whether a round has passed since it could.
     probe_rtt_done: Option<Time>,
     probe_rtt_round_done: bool,
+    /// Send quanta `BBRInflight` adds: [`QUANTA`] unless built by [`Bbr::with_quanta`].
+    quanta: u64,
 }
 
 impl Bbr {
@@ -96,6 +102,17 @@ impl Bbr {
             conservation_until_round: None,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
+            quanta: QUANTA,
+        }
+    }
+
+    /// A controller whose `BBRInflight` (window, Drain's exit, the gain cycle's bounds) adds
+    /// `quanta` send quanta instead of the draft's [`QUANTA`]: for a controller whose ends batch
+    /// less than the draft provisions for (RCP-Rate, `crate::rcp::rate`).
+    pub fn with_quanta(mss: u64, initial_window_segments: u32, quanta: u64) -> Self {
+        Bbr {
+            quanta,
+            ..Bbr::new(mss, initial_window_segments)
         }
     }
 
@@ -137,13 +154,13 @@ impl Bbr {
     }
 
     /// Draft §4.2.3.2 `BBRInflight(gain)`: `gain · BDP` plus three send quanta
-    /// (`quanta = 3 · BBR.send_quantum`, §4.2.2) for send/ACK quantization; the initial
-    /// window while there is no estimate.
+    /// (`quanta = 3 · BBR.send_quantum`, §4.2.2; [`Bbr::with_quanta`] sets another count) for
+    /// send/ACK quantization; the initial window while there is no estimate.
     fn inflight(&self, gain: f64) -> f64 {
         match self.model.bdp() {
             Some(bdp) => {
                 let rate = self.pacing_rate().unwrap_or(0.0);
-                let quanta = send_quantum(self.mss as u64, rate).saturating_mul(3);
+                let quanta = send_quantum(self.mss as u64, rate).saturating_mul(self.quanta);
                 (gain * bdp + quanta as f64).clamp(self.min_cwnd(), MAX_WINDOW)
             }
             None => self.initial_cwnd,
@@ -434,6 +451,30 @@ mod tests {
         assert_eq!(cc.state(), State::Drain);
         drive(&mut cc, 1001, 1002, 100, 105_500);
         assert_eq!(cc.state(), State::ProbeBw(2));
+    }
+
+    /// `with_quanta(1)`: `BBRInflight` adds one send quantum (two 1000-byte segments at these
+    /// rates) instead of three: the window is 2 · 100 kB + 2 kB, and the draining phase (3/4)
+    /// ends early at 100 + 2 = 102 kB, not at 106 kB.
+    #[test]
+    fn fewer_quanta_lower_every_bound() {
+        let mut cc = Bbr::with_quanta(1000, 10, 1);
+        drive(&mut cc, 0, 1000, 100, 200_000);
+        drive(&mut cc, 1000, 1001, 100, 100_000);
+        assert_eq!(cc.state(), State::ProbeBw(2));
+        drive(&mut cc, 1001, 1100, 100, 100_000);
+        let w = cc.window() as f64;
+        assert!((w - 202_000.0).abs() < 300.0, "{w}");
+        let mut ms = 1100;
+        while cc.state() != State::ProbeBw(1) {
+            drive(&mut cc, ms, ms + 1, 100, 130_000);
+            ms += 1;
+        }
+        drive(&mut cc, ms, ms + 1, 100, 102_000);
+        ms += 1;
+        assert_eq!(cc.state(), State::ProbeBw(1), "prior in-flight 103 kB");
+        drive(&mut cc, ms, ms + 1, 100, 100_500);
+        assert_eq!(cc.state(), State::ProbeBw(2), "prior in-flight 101.5 kB");
     }
 
     #[test]
