@@ -17,10 +17,12 @@
 //! keeps runs deterministic. Flows that enter ProbeBW at different times still probe at
 //! different times.
 
+pub mod aggregation;
 pub mod model;
 
 use std::time::Duration;
 
+use self::aggregation::AckAggregation;
 use self::model::Model;
 use super::{CongestionController, Delivered, LossCause, LossEvent};
 use crate::Time;
@@ -39,6 +41,10 @@ pub const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
 /// Growth below which three rounds mean the pipe is full (draft §4.3.2.2).
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
+/// Send quanta `BBRInflight` allows for send/ACK quantization at the end hosts (draft
+/// §4.2.3.2; Linux `bbr_quantization_budget`: one in the sender's qdisc, one in its
+/// segmentation offload, one in the receiver's receive offload or delayed ACK).
+pub const QUANTA: u64 = 3;
 /// Largest window kept, bytes (keeps every product finite and far from `u64::MAX`).
 const MAX_WINDOW: f64 = (1u64 << 50) as f64;
 
@@ -75,6 +81,11 @@ pub struct Bbr {
     /// ProbeRTT: when it may end, and whether a round has passed since it could.
     probe_rtt_done: Option<Time>,
     probe_rtt_round_done: bool,
+    /// Send quanta `BBRInflight` adds: [`QUANTA`] unless built by [`Bbr::with_quanta`].
+    quanta: u64,
+    /// Linux's ACK-aggregation allowance ([`aggregation`]), when built by
+    /// [`Bbr::with_ack_aggregation`]; `None` for BBR v1 as published.
+    aggregation: Option<AckAggregation>,
 }
 
 impl Bbr {
@@ -96,6 +107,28 @@ impl Bbr {
             conservation_until_round: None,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
+            quanta: QUANTA,
+            aggregation: None,
+        }
+    }
+
+    /// BBR v1 with the ACK-aggregation allowance Linux's BBR added in 2019 ([`aggregation`];
+    /// `cc = "bbr-aggr"`): once Startup found the pipe full, the window adds the filtered
+    /// `extra_acked`.
+    pub fn with_ack_aggregation(mss: u64, initial_window_segments: u32) -> Self {
+        Bbr {
+            aggregation: Some(AckAggregation::new()),
+            ..Bbr::new(mss, initial_window_segments)
+        }
+    }
+
+    /// A controller whose `BBRInflight` (window, Drain's exit, the gain cycle's bounds) adds
+    /// `quanta` send quanta instead of the draft's [`QUANTA`]: for a controller whose ends batch
+    /// less than the draft provisions for (RCP-Rate, `crate::rcp::rate`).
+    pub fn with_quanta(mss: u64, initial_window_segments: u32, quanta: u64) -> Self {
+        Bbr {
+            quanta,
+            ..Bbr::new(mss, initial_window_segments)
         }
     }
 
@@ -137,13 +170,13 @@ impl Bbr {
     }
 
     /// Draft §4.2.3.2 `BBRInflight(gain)`: `gain · BDP` plus three send quanta
-    /// (`quanta = 3 · BBR.send_quantum`, §4.2.2) for send/ACK quantization; the initial
-    /// window while there is no estimate.
+    /// (`quanta = 3 · BBR.send_quantum`, §4.2.2; [`Bbr::with_quanta`] sets another count) for
+    /// send/ACK quantization; the initial window while there is no estimate.
     fn inflight(&self, gain: f64) -> f64 {
         match self.model.bdp() {
             Some(bdp) => {
                 let rate = self.pacing_rate().unwrap_or(0.0);
-                let quanta = send_quantum(self.mss as u64, rate).saturating_mul(3);
+                let quanta = send_quantum(self.mss as u64, rate).saturating_mul(self.quanta);
                 (gain * bdp + quanta as f64).clamp(self.min_cwnd(), MAX_WINDOW)
             }
             None => self.initial_cwnd,
@@ -239,7 +272,12 @@ impl Bbr {
 
     /// Draft §4.2.3: the window after a delivery of `bytes`.
     fn set_cwnd(&mut self, bytes: u64, in_flight: u64) {
-        let target = self.inflight(self.cwnd_gain());
+        let mut target = self.inflight(self.cwnd_gain());
+        if let Some(a) = self.aggregation.as_ref().filter(|_| self.filled_pipe) {
+            // Linux `bbr_set_cwnd`: the target adds `bbr_ack_aggregation_cwnd` once the pipe
+            // was found full; the gain cycle's bounds (`bbr_inflight`) do not.
+            target = (target + a.cwnd(self.model.btl_bw())).min(MAX_WINDOW);
+        }
         let delivered = bytes as f64;
         let conserving = self
             .conservation_until_round
@@ -284,7 +322,11 @@ pub fn send_quantum(mss: u64, rate: f64) -> u64 {
 
 impl CongestionController for Bbr {
     fn name(&self) -> &'static str {
-        "bbr"
+        if self.aggregation.is_some() {
+            "bbr-aggr"
+        } else {
+            "bbr"
+        }
     }
 
     fn window(&self) -> u64 {
@@ -300,6 +342,15 @@ impl CongestionController for Bbr {
         self.model.on_delivered(ev.now, bytes, ev.in_flight);
         if bytes == 0 {
             return;
+        }
+        let (bw, cwnd, round_start, mss) = (
+            self.model.btl_bw(),
+            self.cwnd,
+            self.model.round_start,
+            self.mss,
+        );
+        if let Some(a) = self.aggregation.as_mut() {
+            a.on_delivered(ev.now, bytes as f64, bw, cwnd, round_start, mss);
         }
         match self.state {
             State::Startup => {
@@ -434,6 +485,66 @@ mod tests {
         assert_eq!(cc.state(), State::Drain);
         drive(&mut cc, 1001, 1002, 100, 105_500);
         assert_eq!(cc.state(), State::ProbeBw(2));
+    }
+
+    /// `with_quanta(1)`: `BBRInflight` adds one send quantum (two 1000-byte segments at these
+    /// rates) instead of three: the window is 2 · 100 kB + 2 kB, and the draining phase (3/4)
+    /// ends early at 100 + 2 = 102 kB, not at 106 kB.
+    #[test]
+    fn fewer_quanta_lower_every_bound() {
+        let mut cc = Bbr::with_quanta(1000, 10, 1);
+        drive(&mut cc, 0, 1000, 100, 200_000);
+        drive(&mut cc, 1000, 1001, 100, 100_000);
+        assert_eq!(cc.state(), State::ProbeBw(2));
+        drive(&mut cc, 1001, 1100, 100, 100_000);
+        let w = cc.window() as f64;
+        assert!((w - 202_000.0).abs() < 300.0, "{w}");
+        let mut ms = 1100;
+        while cc.state() != State::ProbeBw(1) {
+            drive(&mut cc, ms, ms + 1, 100, 130_000);
+            ms += 1;
+        }
+        drive(&mut cc, ms, ms + 1, 100, 102_000);
+        ms += 1;
+        assert_eq!(cc.state(), State::ProbeBw(1), "prior in-flight 103 kB");
+        drive(&mut cc, ms, ms + 1, 100, 100_500);
+        assert_eq!(cc.state(), State::ProbeBw(2), "prior in-flight 101.5 kB");
+    }
+
+    /// `bbr-aggr`: in ProbeBW the window adds the filtered `extra_acked`. A steady clock at the
+    /// estimated rate (1 MB/s) adds one ACK's data: 206 + 1 kB. After 20 ms of silence, twenty
+    /// 1000-byte ACKs at one instant (the rate over the last RTT still 1 MB/s) add 20 kB: the
+    /// first restarts the epoch (1 kB acknowledged against 21 kB expected), the other nineteen
+    /// arrive with no time elapsed in it, so `extra_acked` = 20 kB, and cwnd follows by the
+    /// data delivered to 206 + 20 = 226 kB. Plain BBR stays at 206 kB.
+    #[test]
+    fn ack_aggregation_adds_extra_acked_to_the_window() {
+        let mut plain = Bbr::new(1000, 10);
+        let mut aggr = Bbr::with_ack_aggregation(1000, 10);
+        assert_eq!(aggr.name(), "bbr-aggr");
+        for cc in [&mut plain, &mut aggr] {
+            drive(cc, 0, 1000, 100, 200_000);
+            // Twenty rounds of 100 ms: Startup's epochs have left the filter.
+            drive(cc, 1000, 3000, 100, 100_000);
+        }
+        let (p, a) = (plain.window() as f64, aggr.window() as f64);
+        assert!((p - 206_000.0).abs() < 300.0, "{p}");
+        assert!((a - 207_000.0).abs() < 300.0, "{a}");
+        for cc in [&mut plain, &mut aggr] {
+            for _ in 0..20 {
+                cc.on_delivered(&Delivered {
+                    now: Time::from_millis(3019),
+                    bytes: 1000,
+                    sacked_bytes: 0,
+                    in_flight: 100_000,
+                    in_recovery: false,
+                    rtt: None,
+                });
+            }
+        }
+        let (p, a) = (plain.window() as f64, aggr.window() as f64);
+        assert!((p - 206_000.0).abs() < 300.0, "{p}");
+        assert!((a - 226_000.0).abs() < 300.0, "{a}");
     }
 
     #[test]

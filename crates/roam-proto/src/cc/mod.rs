@@ -179,6 +179,9 @@ pub enum CcKind {
     CubicHyStart,
     /// BBR version 1 (Cardwell et al. 2016), paced.
     Bbr,
+    /// BBR version 1 with the ACK-aggregation allowance (`extra_acked`) Linux's BBR added in
+    /// 2019 (`cc/bbr/aggregation.rs`).
+    BbrAggr,
 }
 
 impl CcKind {
@@ -190,6 +193,7 @@ impl CcKind {
         CcKind::Cubic,
         CcKind::CubicHyStart,
         CcKind::Bbr,
+        CcKind::BbrAggr,
     ];
 
     /// The name used in scenario files and on the command line.
@@ -201,6 +205,7 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::CubicHyStart => "cubic-hystart",
             CcKind::Bbr => "bbr",
+            CcKind::BbrAggr => "bbr-aggr",
         }
     }
 
@@ -217,6 +222,7 @@ impl CcKind {
                 cubic::SlowStartExit::HyStart,
             )),
             CcKind::Bbr => Box::new(Bbr::new(mss, initial_window_segments)),
+            CcKind::BbrAggr => Box::new(Bbr::with_ack_aggregation(mss, initial_window_segments)),
         }
     }
 }

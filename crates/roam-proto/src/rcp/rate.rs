@@ -18,6 +18,20 @@
 //! * **Delivery counting.** The pipe reports each arriving unit's own length as delivered
 //!   (not the advance of its cumulative point, which in R²CP spans other pipes' units), so the
 //!   rate samples count every byte once.
+//! * **One send quantum of quantization allowance, not three.** The draft's `BBRInflight`
+//!   (§4.2.3.2) adds three send quanta to every bound (the window, Drain's exit, the gain
+//!   cycle's 5/4 and 3/4 bounds) for batching at the end hosts: Linux's
+//!   `bbr_quantization_budget` names one quantum in the sender's qdisc, one in its
+//!   segmentation offload and one in the receiver's receive offload or delayed-ACK engine.
+//!   RCP-Rate runs where the data arrives and sees every unit as it arrives (no delayed ACK or
+//!   receive offload between the data and the controller), and roam's RCP sender sends each
+//!   requested unit when the request arrives; the one batching left is the request burst of
+//!   one send quantum (`ReceiverPipe`'s request pacing). So it allows one quantum
+//!   ([`RATE_QUANTA`]). On a path whose BDP is below three quanta the draft's allowance is a
+//!   standing queue: on the 0.2 Mb/s, 80 ms cell path of `roam reproduce controllers` (a BDP
+//!   of about 2–3 kB, a quantum of one 1448-byte unit) three quanta kept the p95 queueing
+//!   delay at 197 ms (R²CP) and 220 ms (alone); one quantum gives 129 and 131 ms
+//!   (docs/CONTROLLERS.md).
 
 use std::time::Duration;
 
@@ -25,6 +39,10 @@ use crate::cc::bbr::State;
 use crate::cc::{Bbr, CongestionController, Delivered, LossEvent};
 use crate::linkinfo::LinkInfo;
 use crate::Time;
+
+/// Send quanta RCP-Rate's `BBRInflight` allows (module docs; the draft's sender-side BBR
+/// allows [`crate::cc::bbr::QUANTA`]).
+pub const RATE_QUANTA: u64 = 1;
 
 /// The RCP-Rate controller. See the module docs.
 #[derive(Debug, Clone)]
@@ -36,7 +54,7 @@ impl RateRx {
     /// A controller for `mss`-byte units with an initial window of `initial_window_segments`.
     pub fn new(mss: u64, initial_window_segments: u32) -> Self {
         RateRx {
-            bbr: Bbr::new(mss, initial_window_segments),
+            bbr: Bbr::with_quanta(mss, initial_window_segments, RATE_QUANTA),
         }
     }
 
@@ -126,7 +144,7 @@ mod tests {
 
     /// Startup → Drain → ProbeBW on a 1 MB/s, 100 ms path, with the request pacing rate each
     /// state asks for: 2/ln 2 · IW / RTT before a rate sample (10 kB / 0.1 s · 2.885 =
-    /// 288.5 kB/s), 1 MB/s / 2.885 = 346.6 kB/s in Drain, 1 MB/s cruising.
+    /// 288.5 kB/s), 1 MB/s / 2.885 = 346.6 kB/s in Drain, 1 MB/s cruising; and the window.
     #[test]
     fn state_machine_and_request_pacing_rates() {
         let mut cc = RateRx::new(1000, 10);
@@ -141,6 +159,11 @@ mod tests {
         drive(&mut cc, 1000, 1001, 100_000);
         assert_eq!(cc.state(), State::ProbeBw(2));
         assert!((cc.pacing_rate().unwrap() - 1e6).abs() < 1e3);
+        // The window allows one send quantum (two units at 8 Mb/s), not the draft's three:
+        // 2 · 100 kB + 2 kB.
+        drive(&mut cc, 1001, 1100, 100_000);
+        let w = cc.window() as f64;
+        assert!((w - 202_000.0).abs() < 300.0, "{w}");
     }
 
     /// Holes (congestion or wireless) leave window and rate alone; a timeout drops the window

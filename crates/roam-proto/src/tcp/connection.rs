@@ -162,7 +162,9 @@ fn heap_slack(cc: CcKind) -> usize {
     const SMALL: usize = 4096;
     match cc {
         CcKind::Atl => SMALL + 8192 * 16,
-        CcKind::Bbr => SMALL + 2 * crate::cc::bbr::model::SNAPSHOTS * 16 + 2 * 12 * 16,
+        CcKind::Bbr | CcKind::BbrAggr => {
+            SMALL + 2 * crate::cc::bbr::model::SNAPSHOTS * 16 + 2 * 12 * 16
+        }
         CcKind::NewReno | CcKind::Westwood | CcKind::Cubic | CcKind::CubicHyStart => SMALL,
     }
 }

@@ -91,7 +91,8 @@ fn lossy(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
             "Part 2's path and grid with an RCP download instead of TCP: the controller runs at \
              the receiver. `bbr` is BBR v1 at the receiver, window only (requests not paced); \
              `rate` is RCP-Rate: the same model, holes not treated as congestion, each arrival \
-             counted once, requests paced at `pacing_gain · BtlBw` through the pipe's timer \
+             counted once, one send quantum of quantization allowance instead of the draft's \
+             three, requests paced at `pacing_gain · BtlBw` through the pipe's timer \
              (`docs/CONTROLLERS.md`). {duration}, {} seed(s) per cell, mean ± 95 % CI (Mb/s).",
             seeds.len()
         ),
