@@ -287,6 +287,8 @@ fn ptcp_reproduction_writes_report_and_claims() {
             "links-unaware-does-not-scale",
             "fluctuation-links-ptcp-above-smart",
             "fluctuation-square-wave-ptcp-above-smart",
+            "hard-paths-ptcp-never-below-best-single",
+            "hard-paths-ptcp-near-ideal",
         ],
     );
 }
