@@ -40,7 +40,7 @@ impl Experiment for Ptcp {
     }
 
     fn title(&self) -> &'static str {
-        "pTCP: striping one connection over TCP-v pipes (ptcp.txt §5, rate differential)"
+        "pTCP: striping one connection over TCP-v pipes (ptcp.txt §5)"
     }
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
