@@ -289,6 +289,8 @@ fn ptcp_reproduction_writes_report_and_claims() {
             "fluctuation-square-wave-ptcp-above-smart",
             "hard-paths-ptcp-never-below-best-single",
             "hard-paths-ptcp-near-ideal",
+            "primary-blackout-ptcp-no-dark-second",
+            "primary-blackout-ptcp-primary-back-within-1s",
         ],
     );
 }

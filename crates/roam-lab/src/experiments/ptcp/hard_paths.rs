@@ -177,7 +177,7 @@ fn cells(quick: bool) -> Vec<(&'static str, PathSpec, PathSpec)> {
 }
 
 /// The flows of one run, replacing the template's `f` (R²CP) and `single` entries.
-fn variant(v: &str) -> Vec<(String, String)> {
+pub(super) fn variant(v: &str) -> Vec<(String, String)> {
     let buf = "recv_buffer = 4194304";
     let single = |flow: String| {
         vec![
