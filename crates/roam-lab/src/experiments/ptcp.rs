@@ -25,6 +25,7 @@ use crate::{Ctx, Experiment, LabError, Report};
 mod hard_paths;
 mod links;
 mod primary_blackout;
+mod progression;
 mod square_wave;
 mod striping;
 
@@ -71,10 +72,10 @@ impl Experiment for Ptcp {
         primary_blackout::run(ctx, &mut report)?;
         report.section(
             "Not measured yet",
-            "§5.2.1's lost window update (the unaware application's persist timer), Fig. 6(b)'s \
-             sequence plot, Fig. 8(a)'s pTCP without dynamic reassignment, the baselines in \
-             the blackout (§5.2.4) and with TCP-ELN (§5.2.5); of issue 31's beyond-the-paper \
-             cases, the shared trace pairs beyond the hard-path cells.",
+            "§5.2.1's lost window update (the unaware application's persist timer), Fig. \
+             8(a)'s pTCP without dynamic reassignment, the baselines in the blackout (§5.2.4) \
+             and with TCP-ELN (§5.2.5); of issue 31's beyond-the-paper cases, the shared trace \
+             pairs beyond the hard-path cells.",
         );
         Ok(report)
     }
@@ -188,6 +189,7 @@ fn rate_differential(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ratios.iter().all(|r| *r >= 0.9),
     ));
     fig.report(ctx, report)?;
+    progression::rate_differential(ctx, report)?;
     Ok(())
 }
 
@@ -285,6 +287,7 @@ fn blackout(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ev,
         ratio >= 0.8 && stall <= ALLOWED_STALL_S,
     ));
+    progression::blackout(ctx, report)?;
     Ok(())
 }
 
