@@ -272,13 +272,25 @@ fn controllers_reproduction_writes_report_and_claims() {
 fn ptcp_reproduction_writes_report_and_claims() {
     let w = run_quick("ptcp");
     assert!(w.markdown.contains("Rate differential"));
+    assert!(w.markdown.contains("striping baselines"));
+    assert!(w.markdown.contains("Number of links"));
     assert!(w.markdown.contains("Blackout"));
     assert_claim_ids(
         &w,
         &[
             "rate-differential-90pct-of-ideal",
+            "rate-differential-smart-near-ideal",
+            "rate-differential-unaware-flat-beyond-2",
             "blackout-wlan-keeps-progressing",
             "per-pipe-cc-within-10pct-of-ideal",
+            "links-ptcp-85pct-of-ideal",
+            "links-unaware-does-not-scale",
+            "fluctuation-links-ptcp-above-smart",
+            "fluctuation-square-wave-ptcp-above-smart",
+            "hard-paths-ptcp-never-below-best-single",
+            "hard-paths-ptcp-near-ideal",
+            "primary-blackout-ptcp-no-dark-second",
+            "primary-blackout-ptcp-primary-back-within-1s",
         ],
     );
 }

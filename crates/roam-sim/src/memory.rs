@@ -160,6 +160,15 @@ pub fn estimate(s: &Scenario) -> MemoryEstimate {
                     pipes.min(2 * cfg.recv_buffer + cfg.recv_buffer / mss.max(1) * PER_SEGMENT),
                 )
             }
+            FlowKind::Ptcp(p) if p.striping != crate::scenario::StripingMode::Ptcp => {
+                // The striping baselines (`agents/ptcp_striping.rs`): one TCP connection per
+                // pipe, its send buffer holding written bytes and its receive buffer filling
+                // while the application waits for another pipe, plus the resequencing buffer.
+                let cfg = &p.tcp.config;
+                let per_pipe = cfg.send_buffer.saturating_add(cfg.recv_buffer);
+                let pipes = (p.pipes.len() as u64).saturating_mul(per_pipe);
+                (0, pipes.saturating_add(p.reseq_buffer))
+            }
             FlowKind::Ptcp(p) => {
                 // One send and one receive buffer for the connection, a window per pipe (each
                 // on its own path), never more than the buffers hold.

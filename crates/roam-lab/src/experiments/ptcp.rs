@@ -22,6 +22,13 @@ use crate::runner::{run_jobs, Job};
 use crate::template::Template;
 use crate::{Ctx, Experiment, LabError, Report};
 
+mod hard_paths;
+mod links;
+mod primary_blackout;
+mod progression;
+mod square_wave;
+mod striping;
+
 /// The registered experiment.
 pub struct Ptcp;
 
@@ -35,7 +42,7 @@ impl Experiment for Ptcp {
     }
 
     fn title(&self) -> &'static str {
-        "pTCP: striping one connection over TCP-v pipes (ptcp.txt §5, rate differential)"
+        "pTCP: striping one connection over TCP-v pipes (ptcp.txt §5)"
     }
 
     fn run(&self, ctx: &Ctx) -> Result<Report, LabError> {
@@ -59,10 +66,16 @@ impl Experiment for Ptcp {
         rate_differential(ctx, &mut report)?;
         blackout(ctx, &mut report)?;
         per_pipe_cc(ctx, &mut report)?;
+        links::run(ctx, &mut report)?;
+        square_wave::run(ctx, &mut report)?;
+        hard_paths::run(ctx, &mut report)?;
+        primary_blackout::run(ctx, &mut report)?;
         report.section(
             "Not measured yet",
-            "The number of links (§5.2.2), rate fluctuation (§5.2.3), the unaware and smart \
-             striping baselines, and the beyond-the-paper cases of issue 31.",
+            "§5.2.1's lost window update (the unaware application's persist timer), Fig. \
+             8(a)'s pTCP without dynamic reassignment, the baselines in the blackout (§5.2.4) \
+             and with TCP-ELN (§5.2.5); of issue 31's beyond-the-paper cases, the shared trace \
+             pairs beyond the hard-path cells.",
         );
         Ok(report)
     }
@@ -78,6 +91,7 @@ fn goodput_mbps(r: &RunResult) -> f64 {
 fn rate_differential(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
     let ptcp = Template::load(&ctx.experiment_dir("ptcp").join("rate_differential.toml"))?;
     let single = Template::load(&ctx.experiment_dir("ptcp").join("single_path.toml"))?;
+    let striping = Template::load(&ctx.experiment_dir("ptcp").join("striping.toml"))?;
     let rates: &[f64] = ctx.pick(&RATES_QUICK, &RATES_FULL);
     let duration = ctx.pick("120s", "600s");
     let mut jobs = Vec::new();
@@ -101,15 +115,37 @@ fn rate_differential(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
                 label,
             });
         }
+        // The baselines (§5): the smart application's ratio is the links' rates.
+        for mode in ["unaware", "smart"] {
+            let mut params = common.clone();
+            params.push(("flow.0.ptcp.striping", format!("\"{mode}\"")));
+            params.push(("flow.0.ptcp.pipe.0.weight", "0.5".to_string()));
+            params.push(("flow.0.ptcp.pipe.1.weight", r.to_string()));
+            let label = format!("{mode} striping wlan={r}Mbps");
+            jobs.push(Job {
+                scenario: striping.build(&label, &params)?,
+                label,
+            });
+        }
     }
     let runs = run_jobs(jobs, ctx.progress)?;
     let mut rows = Vec::new();
     let mut ratios = Vec::new();
     let mut ev = Evidence::new();
-    for (&r, point) in rates.iter().zip(runs.chunks(3)) {
-        let [p, wwan, wlan] = point else {
+    let mut fig = striping::RateFigure::default();
+    for (&r, point) in rates.iter().zip(runs.chunks(5)) {
+        let [p, wwan, wlan, unaware, smart] = point else {
             continue;
         };
+        fig.push(
+            r / 0.5,
+            [
+                goodput_mbps(wwan) + goodput_mbps(wlan),
+                goodput_mbps(p),
+                goodput_mbps(smart),
+                goodput_mbps(unaware),
+            ],
+        );
         let (p, wwan, wlan) = (goodput_mbps(p), goodput_mbps(wwan), goodput_mbps(wlan));
         let ideal = wwan + wlan;
         let ratio = ev.num(&format!("pTCP at {r} Mb/s"), p) / ev.positive("ideal", ideal);
@@ -152,6 +188,8 @@ fn rate_differential(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ev,
         ratios.iter().all(|r| *r >= 0.9),
     ));
+    fig.report(ctx, report)?;
+    progression::rate_differential(ctx, report)?;
     Ok(())
 }
 
@@ -249,6 +287,7 @@ fn blackout(ctx: &Ctx, report: &mut Report) -> Result<(), LabError> {
         ev,
         ratio >= 0.8 && stall <= ALLOWED_STALL_S,
     ));
+    progression::blackout(ctx, report)?;
     Ok(())
 }
 

@@ -154,6 +154,23 @@ fn ptcp(setup: &PtcpSetup, e: &FlowEnds<'_>) -> FlowAgents {
             cc: p.cc,
         })
         .collect();
+    if let Some(app) = striping_app(setup.striping) {
+        let agents = super::ptcp_striping::striping_agents(
+            super::ptcp_striping::StripingParams {
+                flow: e.flow,
+                config: std::sync::Arc::clone(&setup.tcp.config),
+                pipes,
+                weights: setup.pipes.iter().map(|p| p.weight).collect(),
+                app,
+                reseq_buffer: setup.reseq_buffer,
+                size: f.size,
+                conn_seed: e.conn_seed,
+            },
+            e.sender_port,
+            e.receiver_port,
+        );
+        return FlowAgents::pair(e, agents);
+    }
     let agents = ptcp_agents(
         PtcpParams {
             flow: e.flow,
@@ -166,6 +183,17 @@ fn ptcp(setup: &PtcpSetup, e: &FlowEnds<'_>) -> FlowAgents {
         e.receiver_port,
     );
     FlowAgents::pair(e, agents)
+}
+
+/// The application striping baseline a pTCP flow's setup asks for, if any.
+fn striping_app(m: crate::scenario::StripingMode) -> Option<super::ptcp_striping::StripingApp> {
+    use super::ptcp_striping::StripingApp;
+    use crate::scenario::StripingMode;
+    match m {
+        StripingMode::Ptcp => None,
+        StripingMode::Unaware => Some(StripingApp::Unaware),
+        StripingMode::Smart => Some(StripingApp::Smart),
+    }
 }
 
 /// A CBR source, or a Pareto on/off one with `pareto` (`agents/udp.rs`), and its sink.

@@ -5,6 +5,7 @@ pub mod http;
 pub mod media;
 pub mod pattern;
 pub mod ptcp;
+pub mod ptcp_striping;
 pub mod r2cp;
 pub mod rcp;
 pub mod tcp;

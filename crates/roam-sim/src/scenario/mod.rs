@@ -27,7 +27,7 @@ use toml::Value;
 
 pub use error::ScenarioError;
 use fields::{Fields, IfaceRef};
-pub use ptcp::{PtcpPipeSetup, PtcpSetup};
+pub use ptcp::{PtcpPipeSetup, PtcpSetup, StripingMode};
 pub use r2cp::{PipeSetup, R2cpSetup};
 pub use rcp::RcpSetup;
 pub use tcp::TcpSetup;
