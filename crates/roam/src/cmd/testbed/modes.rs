@@ -486,20 +486,12 @@ fn run_one(
             let pub_dir = blob.parent().unwrap_or(dir);
             let l1 = format!("{}:7000", addr(1, 2));
             let l2 = format!("{}:7000", addr(2, 2));
-            let _srv = start_server(in_ns(
-                &s,
-                &os(&[
-                    &exe_s,
-                    &"serve",
-                    &pub_dir,
-                    &"--listen",
-                    &l1,
-                    &"--listen",
-                    &l2,
-                    &"--format",
-                    &"json",
-                ]),
-            ))?;
+            // One listening address per path (a single-path case has no path B).
+            let mut serve = os(&[&exe_s, &"serve", &pub_dir, &"--format", &"json"]);
+            for l in [&l1, &l2].into_iter().take(case.paths) {
+                serve.extend(os(&[&"--listen", l]));
+            }
+            let _srv = start_server(in_ns(&s, &serve))?;
             let mut argv = os(&[&exe_s, &"get", &"blob", &"-q", &"-o", &got]);
             let extra: Vec<String> = match mode {
                 Mode::Roam(k) => {
