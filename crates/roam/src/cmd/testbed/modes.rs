@@ -32,6 +32,9 @@ pub enum Mode {
     Aria2,
     /// `roam get` (RCP) on one path.
     Roam(usize),
+    /// `roam get --cc rate` (RCP with the receiver's rate controller, RCP-Rate) on one path:
+    /// in single-path cases, roam's other oracle-free configuration beside the default.
+    RoamRate(usize),
     /// R²CP over both interfaces to one server.
     R2cpInterfaces,
     /// R²CP from two mirrors.
@@ -61,6 +64,9 @@ impl Mode {
             v.extend([Mode::Mptcp, Mode::Aria2]);
         }
         v.extend((0..paths).map(Mode::Roam));
+        if paths == 1 {
+            v.push(Mode::RoamRate(0));
+        }
         if paths >= 2 {
             v.extend([Mode::R2cpInterfaces, Mode::R2cpMirrors]);
         }
@@ -74,6 +80,7 @@ impl Mode {
             Mode::Mptcp => "mptcp".into(),
             Mode::Aria2 => "aria2".into(),
             Mode::Roam(k) => format!("roam-{}", path_name(*k)),
+            Mode::RoamRate(k) => format!("roam-rate-{}", path_name(*k)),
             Mode::R2cpInterfaces => "r2cp-2if".into(),
             Mode::R2cpMirrors => "r2cp-2mirror".into(),
         }
@@ -82,7 +89,7 @@ impl Mode {
     /// The path a single-path mode uses.
     pub fn single_path(&self) -> Option<usize> {
         match self {
-            Mode::Tcp(_, k) | Mode::Roam(k) => Some(*k),
+            Mode::Tcp(_, k) | Mode::Roam(k) | Mode::RoamRate(k) => Some(*k),
             _ => None,
         }
     }
@@ -482,7 +489,7 @@ fn run_one(
             );
             Ok(verified(r, blob, &got))
         }
-        Mode::Roam(_) | Mode::R2cpInterfaces | Mode::R2cpMirrors => {
+        Mode::Roam(_) | Mode::RoamRate(_) | Mode::R2cpInterfaces | Mode::R2cpMirrors => {
             let pub_dir = blob.parent().unwrap_or(dir);
             let l1 = format!("{}:7000", addr(1, 2));
             let l2 = format!("{}:7000", addr(2, 2));
@@ -494,14 +501,19 @@ fn run_one(
             let _srv = start_server(in_ns(&s, &serve))?;
             let mut argv = os(&[&exe_s, &"get", &"blob", &"-q", &"-o", &got]);
             let extra: Vec<String> = match mode {
-                Mode::Roam(k) => {
+                Mode::Roam(k) | Mode::RoamRate(k) => {
+                    let rate = matches!(mode, Mode::RoamRate(_));
                     let k = *k as u8 + 1;
-                    vec![
+                    let mut v = vec![
                         "--server".into(),
                         format!("{}:7000", addr(k, 2)),
                         "--via".into(),
                         addr(k, 1),
-                    ]
+                    ];
+                    if rate {
+                        v.extend(["--cc".into(), "rate".into()]);
+                    }
+                    v
                 }
                 Mode::R2cpInterfaces => vec![
                     "--server".into(),

@@ -60,14 +60,19 @@ fn s(x: &str) -> Value {
 pub fn scenario_doc(case: &Case, mode: &Mode) -> Option<std::result::Result<toml::Table, String>> {
     let multipath = mode.roam_multipath();
     let pinned = match mode {
-        Mode::Roam(k) => Some(*k),
+        Mode::Roam(k) | Mode::RoamRate(k) => Some(*k),
         _ if multipath => None,
         _ => return None,
     };
-    Some(build_doc(case, pinned))
+    let cc = matches!(mode, Mode::RoamRate(_)).then_some("rate");
+    Some(build_doc(case, pinned, cc))
 }
 
-fn build_doc(case: &Case, pinned: Option<usize>) -> std::result::Result<toml::Table, String> {
+fn build_doc(
+    case: &Case,
+    pinned: Option<usize>,
+    cc: Option<&str>,
+) -> std::result::Result<toml::Table, String> {
     let size = i64::try_from(case.size).map_err(|_| "size out of range".to_string())?;
     let mut doc = case.doc.clone();
     let Some(Value::Array(links)) = doc.get_mut("link") else {
@@ -112,7 +117,7 @@ fn build_doc(case: &Case, pinned: Option<usize>) -> std::result::Result<toml::Ta
     let flow = match pinned {
         Some(k) => {
             let name = names.get(k).ok_or("no such link")?;
-            table(&[
+            let mut flow = table(&[
                 ("id", s("roam")),
                 ("protocol", s("rcp")),
                 ("from", s("server")),
@@ -120,7 +125,11 @@ fn build_doc(case: &Case, pinned: Option<usize>) -> std::result::Result<toml::Ta
                 ("to_iface", s(name)),
                 ("from_iface", s(name)),
                 ("size", Value::Integer(size)),
-            ])
+            ]);
+            if let (Some(cc), Value::Table(t)) = (cc, &mut flow) {
+                t.insert("cc".into(), s(cc));
+            }
+            flow
         }
         None => {
             if names.len() < 2 {
