@@ -112,18 +112,10 @@ pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
     })
 }
 
-/// Builds one server of an R²CP flow: it serves the pattern object of `size` bytes to any
-/// number of RCP receiver pipes (unbounded when `None`). It is the RCP sender agent: its
-/// endpoint accepts one connection per pipe that reaches it.
-pub fn r2cp_server(
-    flow: FlowIdx,
-    config: Arc<RcpConfig>,
-    iface: IfaceIdx,
-    local_port: u16,
-    size: Option<u64>,
-) -> Box<dyn Agent> {
-    super::rcp::rcp_sender(flow, config, iface, local_port, size)
-}
+/// Builds one server of an R²CP flow: the RCP sender agent, serving the pattern object of
+/// `size` bytes (unbounded when `None`); its endpoint accepts one connection per pipe that
+/// reaches it.
+pub use super::rcp::rcp_sender as r2cp_server;
 
 struct R2cpReceiverAgent {
     p: R2cpReceiverParams,
