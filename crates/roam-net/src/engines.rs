@@ -1,84 +1,27 @@
-//! The engines as the runtime's connections, and the server's acceptor.
+//! The engines as the runtime configures them, and the server's acceptor built from them.
 //!
-//! [`NetConn`] puts the engines' own [`EndpointConnection`] implementations behind one type so
-//! that one endpoint (one set of sockets) serves every protocol; [`ServerAcceptor`] hands a
-//! datagram for no connection to the engine its packet type names: the TCP-like engine's
-//! [`TcpAcceptor`] (SYN cookies) or RCP's [`RcpAcceptor`] (a token the receiver echoes). Both
-//! answer statelessly and open a connection only once the peer proved its address.
+//! The connection type of every engine ([`NetConn`]) and the acceptor that hands a datagram
+//! for no connection to the engine its packet type names ([`ServerAcceptor`]) live in the
+//! sans-IO core (`roam_proto::endpoint::any`), shared with every host; this module gives the
+//! runtime's configurations ([`tcp_config`], [`rcp_config`]) and builds its
+//! [`server_acceptor`].
 
-use std::hash::Hash;
 use std::sync::Arc;
 
 use roam_proto::cc::CcKind;
-use roam_proto::endpoint::{Acceptor, EndpointConnection, Outgoing, PathId, TokenKey, Unknown};
+use roam_proto::endpoint::AnyConnection;
+pub use roam_proto::endpoint::ServerAcceptor;
 use roam_proto::linkinfo::LinkInfo;
-use roam_proto::r2cp::R2cpReceiver;
-use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig, RcpReceiver, RcpSender};
+use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpConfig};
 use roam_proto::tcp::{self, Facts, TcpAcceptor, TcpConfig};
 use roam_proto::Time;
-use roam_wire::{ConnId, Header, PacketType};
+use roam_wire::ConnId;
 
 use crate::NetError;
 
-/// One connection of any engine the runtime drives.
-#[derive(Debug)]
-pub enum NetConn {
-    /// A TCP-like connection (either end).
-    Tcp(Box<tcp::Connection>),
-    /// The sending end of an RCP connection (a server).
-    RcpSender(Box<RcpSender>),
-    /// The receiving end of an RCP connection (a client fetching an object).
-    RcpReceiver(Box<RcpReceiver>),
-    /// An R²CP connection (a client fetching an object over several pipes).
-    R2cp(Box<R2cpReceiver>),
-}
-
-impl NetConn {
-    fn inner(&self) -> &dyn EndpointConnection {
-        match self {
-            NetConn::Tcp(c) => &**c,
-            NetConn::RcpSender(c) => &**c,
-            NetConn::RcpReceiver(c) => &**c,
-            NetConn::R2cp(c) => &**c,
-        }
-    }
-
-    fn inner_mut(&mut self) -> &mut dyn EndpointConnection {
-        match self {
-            NetConn::Tcp(c) => &mut **c,
-            NetConn::RcpSender(c) => &mut **c,
-            NetConn::RcpReceiver(c) => &mut **c,
-            NetConn::R2cp(c) => &mut **c,
-        }
-    }
-}
-
-impl EndpointConnection for NetConn {
-    fn conn_ids(&self, out: &mut Vec<(ConnId, PathId)>) {
-        self.inner().conn_ids(out);
-    }
-    fn handle_datagram(&mut self, now: Time, path: PathId, datagram: &[u8]) {
-        self.inner_mut().handle_datagram(now, path, datagram);
-    }
-    fn poll_transmit(&mut self, now: Time, buf: &mut Vec<u8>) -> Option<Outgoing> {
-        self.inner_mut().poll_transmit(now, buf)
-    }
-    fn poll_timeout(&self) -> Option<Time> {
-        self.inner().poll_timeout()
-    }
-    fn handle_timeout(&mut self, now: Time) {
-        self.inner_mut().handle_timeout(now);
-    }
-    fn is_drained(&self) -> bool {
-        self.inner().is_drained()
-    }
-    fn is_finished(&self) -> bool {
-        self.inner().is_finished()
-    }
-    fn memory_bound(&self) -> usize {
-        self.inner().memory_bound()
-    }
-}
+/// One connection of any engine the runtime drives: the endpoint layer's
+/// [`AnyConnection`] (the simulator's hosts and the runtime hold the same type).
+pub type NetConn = AnyConnection;
 
 /// Initial congestion window of the runtime's engines, in segments: RFC 6928's ten, what Linux
 /// has used since 2.6.39 and what every kernel stack beside roam in the test bed starts with.
@@ -150,72 +93,24 @@ pub fn rcp_config() -> RcpConfig {
     }
 }
 
-/// A server's acceptor: TCP-like segments go to the TCP acceptor, RCP requests to the RCP
-/// acceptor (serving objects of the store); anything else is dropped.
-pub struct ServerAcceptor {
-    tcp: TcpAcceptor,
-    rcp: RcpAcceptor,
-}
-
-impl ServerAcceptor {
-    /// Serves `store` over RCP and accepts TCP-like connections with controller `cc`.
-    pub fn new(store: Arc<dyn ObjectStore>, cc: CcKind) -> Result<Self, NetError> {
-        Ok(ServerAcceptor {
-            tcp: TcpAcceptor::new(Arc::new(tcp_config()), cc)?,
-            rcp: RcpAcceptor::new(Arc::new(rcp_config()), store),
-        })
-    }
-}
-
-fn boxed<C>(u: Unknown<C>, wrap: impl FnOnce(C) -> NetConn) -> Unknown<NetConn> {
-    match u {
-        Unknown::Drop => Unknown::Drop,
-        Unknown::Reply { len } => Unknown::Reply { len },
-        Unknown::Reset { len } => Unknown::Reset { len },
-        Unknown::Accept(c) => Unknown::Accept(wrap(c)),
-    }
-}
-
-impl Acceptor for ServerAcceptor {
-    type Connection = NetConn;
-
-    fn on_unknown<A: Hash + ?Sized>(
-        &mut self,
-        now: Time,
-        key: &TokenKey,
-        peer: &A,
-        datagram: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Unknown<NetConn> {
-        out.clear();
-        match Header::peek_packet_type(datagram) {
-            Ok(PacketType::Segment) => {
-                boxed(self.tcp.on_unknown(now, key, peer, datagram, out), |c| {
-                    NetConn::Tcp(Box::new(c))
-                })
-            }
-            Ok(PacketType::Request) => {
-                boxed(self.rcp.on_unknown(now, key, peer, datagram, out), |c| {
-                    NetConn::RcpSender(Box::new(c))
-                })
-            }
-            _ => Unknown::Drop,
-        }
-    }
-
-    fn refuse(&mut self, now: Time, datagram: &[u8], out: &mut Vec<u8>) -> Option<usize> {
-        match Header::peek_packet_type(datagram) {
-            Ok(PacketType::Segment) => self.tcp.refuse(now, datagram, out),
-            Ok(PacketType::Request) => self.rcp.refuse(now, datagram, out),
-            _ => None,
-        }
-    }
+/// A server's acceptor (the endpoint layer's [`ServerAcceptor`]) with the runtime's
+/// configurations: serves `store` over RCP and accepts TCP-like connections with controller
+/// `cc`.
+pub fn server_acceptor(
+    store: Arc<dyn ObjectStore>,
+    cc: CcKind,
+) -> Result<ServerAcceptor, NetError> {
+    Ok(ServerAcceptor::new(
+        TcpAcceptor::new(Arc::new(tcp_config()), cc)?,
+        RcpAcceptor::new(Arc::new(rcp_config()), store),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
+    use roam_proto::endpoint::{Acceptor, TokenKey, Unknown};
     use roam_wire::Segment;
 
     use super::*;

@@ -7,6 +7,8 @@ use roam_proto::r2cp::R2cpError;
 use roam_proto::rcp::RcpError;
 use roam_proto::tcp;
 
+use crate::store::{NameError, ServeDirError};
+
 /// What went wrong in the runtime.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
@@ -34,7 +36,7 @@ pub enum NetError {
         /// The directory.
         path: String,
         /// Why.
-        reason: String,
+        reason: ServeDirError,
     },
     /// A local file could not be written or read.
     #[error("{path}: {source}")]
@@ -59,7 +61,7 @@ pub enum NetError {
         /// The name.
         name: String,
         /// Why.
-        reason: String,
+        reason: NameError,
     },
     /// The object's metadata was malformed.
     #[error("bad metadata for {name}: {reason}")]

@@ -82,7 +82,7 @@ impl Server {
     ) -> Result<Server, NetError> {
         let store = Arc::new(DirStore::new(dir)?);
         let shared: Arc<dyn ObjectStore> = store.clone();
-        let driver = Driver::bind(locals, config, ServerAcceptor::new(shared, cc)?)?;
+        let driver = Driver::bind(locals, config, crate::engines::server_acceptor(shared, cc)?)?;
         let (reads_tx, reads_rx) = mpsc::unbounded_channel();
         let (prepared_tx, prepared_rx) = mpsc::unbounded_channel();
         Ok(Server {

@@ -71,33 +71,61 @@ pub const MAX_NAME: usize = roam_wire::MAX_OBJECT_NAME - META_PREFIX.len();
 /// path of normal components, UTF-8, no NUL or backslash, no reserved `.roam-` prefix) and
 /// the length that fits on the wire. A client checks before sending, so that no name is cut
 /// short and served as another.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub fn check_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err("the name is empty".into());
+        return Err(NameError::Empty);
     }
     if name.len() > MAX_NAME {
-        return Err(format!(
-            "the name is {} bytes long; at most {MAX_NAME} fit a request",
-            name.len()
-        ));
+        return Err(NameError::TooLong(name.len()));
     }
     if name.starts_with(".roam-") {
-        return Err("names starting with .roam- are reserved".into());
+        return Err(NameError::Reserved);
     }
     if safe_relative(name.as_bytes()).is_none() {
-        return Err(
-            "not a relative path of plain components (no .., no leading . or /, no \\)".into(),
-        );
+        return Err(NameError::NotPlain);
     }
     Ok(())
 }
 
+/// Why an object name cannot be asked for ([`check_name`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The name is empty.
+    #[error("the name is empty")]
+    Empty,
+    /// The name (this many bytes) does not fit a request.
+    #[error("the name is {0} bytes long; at most {MAX_NAME} fit a request")]
+    TooLong(usize),
+    /// The name starts with the reserved `.roam-` prefix.
+    #[error("names starting with .roam- are reserved")]
+    Reserved,
+    /// The name is not a relative path of plain components (or not UTF-8, or holds a NUL).
+    #[error("not a relative path of plain components (no .., no leading . or /, no \\)")]
+    NotPlain,
+}
+
+/// Why a directory cannot be served ([`crate::NetError::ServeDir`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ServeDirError {
+    /// It cannot be resolved or opened.
+    #[error("{0}")]
+    Io(std::io::Error),
+    /// It is not a directory.
+    #[error("not a directory")]
+    NotADirectory,
+}
+
 /// Parses a BLAKE3 digest written as 64 hexadecimal digits (as `b3sum` prints it).
-pub fn parse_digest(hex: &str) -> Result<[u8; 32], String> {
+pub fn parse_digest(hex: &str) -> Result<[u8; 32], DigestError> {
     blake3::Hash::from_hex(hex.trim())
         .map(|h| *h.as_bytes())
-        .map_err(|_| format!("{hex:?} is not a BLAKE3 digest (64 hexadecimal digits)"))
+        .map_err(|_| DigestError(hex.to_string()))
 }
+
+/// A text that is not a BLAKE3 digest ([`parse_digest`]); holds the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a BLAKE3 digest (64 hexadecimal digits)")]
+pub struct DigestError(pub String);
 
 /// The relative path `name` names, if it is one a server serves.
 fn safe_relative(name: &[u8]) -> Option<PathBuf> {
@@ -168,15 +196,15 @@ pub struct DirStore {
 impl DirStore {
     /// Serves the files under `root`.
     pub fn new(root: &Path) -> Result<DirStore, NetError> {
-        let err = |reason: String| NetError::ServeDir {
+        let err = |reason: ServeDirError| NetError::ServeDir {
             path: root.display().to_string(),
             reason,
         };
-        let canonical = root.canonicalize().map_err(|e| err(e.to_string()))?;
+        let canonical = root.canonicalize().map_err(|e| err(ServeDirError::Io(e)))?;
         if !canonical.is_dir() {
-            return Err(err("not a directory".into()));
+            return Err(err(ServeDirError::NotADirectory));
         }
-        let dir = open_root(&canonical).map_err(|e| err(e.to_string()))?;
+        let dir = open_root(&canonical).map_err(|e| err(ServeDirError::Io(e)))?;
         Ok(DirStore {
             root: canonical,
             dir,
@@ -497,5 +525,48 @@ mod tests {
     fn a_missing_directory_is_a_clear_error() {
         let e = DirStore::new(Path::new("/nonexistent/roam")).unwrap_err();
         assert!(e.to_string().contains("/nonexistent/roam"));
+        assert!(matches!(
+            e,
+            NetError::ServeDir {
+                reason: ServeDirError::Io(_),
+                ..
+            }
+        ));
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let e = DirStore::new(file.path()).unwrap_err();
+        assert!(e.to_string().ends_with(": not a directory"), "{e}");
+    }
+
+    /// The refusals a library user matches on keep the words the CLI always printed.
+    #[test]
+    fn name_and_digest_errors_are_typed_and_keep_their_words() {
+        assert_eq!(check_name(""), Err(NameError::Empty));
+        assert_eq!(check_name(".roam-x"), Err(NameError::Reserved));
+        assert_eq!(check_name("../x"), Err(NameError::NotPlain));
+        let long = "y".repeat(MAX_NAME + 1);
+        assert_eq!(check_name(&long), Err(NameError::TooLong(MAX_NAME + 1)));
+        assert_eq!(
+            NameError::TooLong(300).to_string(),
+            format!("the name is 300 bytes long; at most {MAX_NAME} fit a request")
+        );
+        assert_eq!(
+            NameError::NotPlain.to_string(),
+            "not a relative path of plain components (no .., no leading . or /, no \\)"
+        );
+        let e = NetError::Name {
+            name: "..".into(),
+            reason: NameError::NotPlain,
+        };
+        assert!(
+            e.to_string().starts_with("\"..\": not a relative path"),
+            "{e}"
+        );
+        assert_eq!(parse_digest("xyz"), Err(DigestError("xyz".into())));
+        assert_eq!(
+            DigestError("xyz".into()).to_string(),
+            "\"xyz\" is not a BLAKE3 digest (64 hexadecimal digits)"
+        );
+        let hex = "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262";
+        assert_eq!(parse_digest(hex).map(|d| d[0]), Ok(0xaf));
     }
 }

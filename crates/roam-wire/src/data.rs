@@ -21,7 +21,8 @@
 //!   the receiver echoes it in its requests (see [`crate::Request`], `docs/HANDSHAKE-RCP.md`).
 
 use crate::reader::Reader;
-use crate::{ConnId, DecodeError, Flags, Header, PacketType, Token, HEADER_LEN, TOKEN_LEN};
+use crate::token::{encode_header_with_token, take_token, token_len};
+use crate::{ConnId, DecodeError, Flags, Header, PacketType, Token, HEADER_LEN};
 
 /// Bytes of a data datagram before its payload (without the optional object length).
 pub const DATA_FIXED_LEN: usize = HEADER_LEN + 8 + 8 + 4 + 4 + 4 + 1;
@@ -76,13 +77,7 @@ impl<'a> Data<'a> {
         } else {
             None
         };
-        let mut flags = header.flags;
-        let token = if flags.contains(Flags::TOKEN) {
-            flags.remove(Flags::TOKEN);
-            Some(Token(r.array::<TOKEN_LEN>()?))
-        } else {
-            None
-        };
+        let (flags, token) = take_token(header.flags, &mut r)?;
         let payload = r.take_rest();
         if seq.checked_add(payload.len() as u64).is_none() {
             return Err(DecodeError::FieldOutOfRange { field: "seq" });
@@ -105,7 +100,7 @@ impl<'a> Data<'a> {
     pub fn encoded_len(&self) -> usize {
         DATA_FIXED_LEN
             + if self.object_len.is_some() { 8 } else { 0 }
-            + if self.token.is_some() { TOKEN_LEN } else { 0 }
+            + token_len(self.token.as_ref())
             + self.payload.len()
     }
 
@@ -113,17 +108,13 @@ impl<'a> Data<'a> {
     /// given.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
-        let mut flags = self.flags;
-        flags.remove(Flags::TOKEN);
-        if self.token.is_some() {
-            flags.insert(Flags::TOKEN);
-        }
-        Header {
-            packet_type: PacketType::Data,
-            flags,
-            conn_id: self.conn_id,
-        }
-        .encode(out);
+        encode_header_with_token(
+            PacketType::Data,
+            self.conn_id,
+            self.flags,
+            self.token.as_ref(),
+            out,
+        );
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.window.to_be_bytes());
         out.extend_from_slice(&self.ts_val.to_be_bytes());
@@ -151,6 +142,7 @@ impl<'a> Data<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TOKEN_LEN;
 
     #[test]
     fn data_round_trips_and_rejects_other_types() {

@@ -26,7 +26,8 @@
 use crate::header::{ConnId, Flags, Header, PacketType, HEADER_LEN};
 use crate::options::LinkInfoReport;
 use crate::reader::Reader;
-use crate::{DecodeError, Token, TOKEN_LEN};
+use crate::token::{encode_header_with_token, take_token, token_len};
+use crate::{DecodeError, Token};
 
 /// Fixed bytes of a media packet before its payload (header included).
 pub const MEDIA_FIXED_LEN: usize = HEADER_LEN + 24;
@@ -90,30 +91,6 @@ fn check_header(bytes: &[u8], expected: PacketType) -> Result<Header, DecodeErro
     Ok(h)
 }
 
-fn read_token(h: &Header, r: &mut Reader<'_>) -> Result<Option<Token>, DecodeError> {
-    if h.flags.contains(Flags::TOKEN) {
-        Ok(Some(Token(r.array::<TOKEN_LEN>()?)))
-    } else {
-        Ok(None)
-    }
-}
-
-fn token_flags(token: &Option<Token>) -> Flags {
-    if token.is_some() {
-        Flags::TOKEN
-    } else {
-        Flags::default()
-    }
-}
-
-fn token_len(token: &Option<Token>) -> usize {
-    if token.is_some() {
-        TOKEN_LEN
-    } else {
-        0
-    }
-}
-
 impl<'a> MediaPacket<'a> {
     /// Decodes a media datagram; never panics.
     pub fn decode(bytes: &'a [u8]) -> Result<MediaPacket<'a>, DecodeError> {
@@ -124,24 +101,25 @@ impl<'a> MediaPacket<'a> {
             seq: r.u64()?,
             send_time_us: r.u64()?,
             rate_bps: r.u64()?,
-            token: read_token(&h, &mut r)?,
+            token: take_token(h.flags, &mut r)?.1,
             payload: r.take_rest(),
         })
     }
 
     /// Bytes [`MediaPacket::encode`] appends.
     pub fn encoded_len(&self) -> usize {
-        MEDIA_FIXED_LEN + token_len(&self.token) + self.payload.len()
+        MEDIA_FIXED_LEN + token_len(self.token.as_ref()) + self.payload.len()
     }
 
     /// Appends the encoded datagram to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        Header {
-            packet_type: PacketType::Media,
-            flags: token_flags(&self.token),
-            conn_id: self.conn_id,
-        }
-        .encode(out);
+        encode_header_with_token(
+            PacketType::Media,
+            self.conn_id,
+            Flags::default(),
+            self.token.as_ref(),
+            out,
+        );
         out.extend_from_slice(&self.seq.to_be_bytes());
         out.extend_from_slice(&self.send_time_us.to_be_bytes());
         out.extend_from_slice(&self.rate_bps.to_be_bytes());
@@ -184,7 +162,7 @@ impl MediaReport {
                 })
             }
         };
-        let token = read_token(&h, &mut r)?;
+        let token = take_token(h.flags, &mut r)?.1;
         Ok(MediaReport {
             conn_id: h.conn_id,
             highest_seq,
@@ -206,18 +184,19 @@ impl MediaReport {
             } else {
                 0
             }
-            + token_len(&self.token)
+            + token_len(self.token.as_ref())
     }
 
     /// Appends the encoded report to `out`. A `p_w_ppm` above one million is written as one
     /// million, so that what is sent always decodes.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        Header {
-            packet_type: PacketType::MediaReport,
-            flags: token_flags(&self.token),
-            conn_id: self.conn_id,
-        }
-        .encode(out);
+        encode_header_with_token(
+            PacketType::MediaReport,
+            self.conn_id,
+            Flags::default(),
+            self.token.as_ref(),
+            out,
+        );
         out.extend_from_slice(&self.highest_seq.to_be_bytes());
         out.extend_from_slice(&self.received.to_be_bytes());
         out.extend_from_slice(&self.lost.to_be_bytes());
@@ -242,6 +221,7 @@ impl MediaReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TOKEN_LEN;
 
     fn report(link: bool) -> MediaReport {
         MediaReport {
@@ -278,15 +258,20 @@ mod tests {
         assert!(MediaPacket::decode(&out[..MEDIA_FIXED_LEN - 1]).is_err());
     }
 
+    /// `r` encodes to its announced length and decodes back to itself; one byte short, it
+    /// does not decode.
+    fn assert_report_round_trips(r: MediaReport) {
+        let mut out = Vec::new();
+        r.encode(&mut out);
+        assert_eq!(out.len(), r.encoded_len());
+        assert_eq!(MediaReport::decode(&out), Ok(r));
+        assert!(MediaReport::decode(&out[..out.len() - 1]).is_err());
+    }
+
     #[test]
     fn report_round_trips_with_and_without_link_facts() {
         for link in [false, true] {
-            let r = report(link);
-            let mut out = Vec::new();
-            r.encode(&mut out);
-            assert_eq!(out.len(), r.encoded_len());
-            assert_eq!(MediaReport::decode(&out), Ok(r));
-            assert!(MediaReport::decode(&out[..out.len() - 1]).is_err());
+            assert_report_round_trips(report(link));
         }
     }
 
@@ -321,15 +306,10 @@ mod tests {
         assert_eq!(out.len(), p.encoded_len());
         assert_eq!(MediaPacket::decode(&out), Ok(p));
         for link in [false, true] {
-            let r = MediaReport {
+            assert_report_round_trips(MediaReport {
                 token: Some(Token([4; TOKEN_LEN])),
                 ..report(link)
-            };
-            let mut out = Vec::new();
-            r.encode(&mut out);
-            assert_eq!(out.len(), r.encoded_len());
-            assert_eq!(MediaReport::decode(&out), Ok(r));
-            assert!(MediaReport::decode(&out[..out.len() - 1]).is_err());
+            });
         }
     }
 

@@ -23,6 +23,7 @@
 //!   DATA shows that the sender has accepted the connection: the sender keeps no state before.
 
 use crate::reader::Reader;
+use crate::token::{encode_header_with_token, take_token, token_len};
 use crate::{ConnId, DecodeError, Flags, Header, PacketType, Token, HEADER_LEN, TOKEN_LEN};
 
 /// Most pulled blocks one REQ carries (three, as the SACK option proposes; §3.3.1).
@@ -145,13 +146,7 @@ impl<'a> Request<'a> {
         if mode.contains(RequestMode::PULL) && nblocks == 0 {
             return Err(DecodeError::FieldOutOfRange { field: "nblocks" });
         }
-        let mut flags = header.flags;
-        let token = if flags.contains(Flags::TOKEN) {
-            flags.remove(Flags::TOKEN);
-            Some(Token(r.array::<TOKEN_LEN>()?))
-        } else {
-            None
-        };
+        let (flags, token) = take_token(header.flags, &mut r)?;
         // Bytes after the name (a SYN's padding) are ignored.
         let object = if flags.contains(Flags::SYN) || token.is_some() {
             let n = usize::from(r.u8()?);
@@ -186,7 +181,7 @@ impl<'a> Request<'a> {
         } else {
             0
         };
-        let token = if self.token.is_some() { TOKEN_LEN } else { 0 };
+        let token = token_len(self.token.as_ref());
         let len = REQUEST_FIXED_LEN + self.blocks().len() * PULL_BLOCK_LEN + token + name;
         if self.flags.contains(Flags::SYN) {
             len.max(SYN_MIN_LEN)
@@ -201,17 +196,13 @@ impl<'a> Request<'a> {
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.reserve(self.encoded_len());
         let start = out.len();
-        let mut flags = self.flags;
-        flags.remove(Flags::TOKEN);
-        if self.token.is_some() {
-            flags.insert(Flags::TOKEN);
-        }
-        Header {
-            packet_type: PacketType::Request,
-            flags,
-            conn_id: self.conn_id,
-        }
-        .encode(out);
+        encode_header_with_token(
+            PacketType::Request,
+            self.conn_id,
+            self.flags,
+            self.token.as_ref(),
+            out,
+        );
         let blocks = self.blocks();
         out.push(self.mode.0);
         out.push(blocks.len() as u8);

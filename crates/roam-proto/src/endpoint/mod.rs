@@ -12,6 +12,7 @@
 //!
 //! Design notes: `docs/ENDPOINT.md`.
 
+pub mod any;
 mod demux;
 mod host;
 mod limits;
@@ -26,6 +27,7 @@ use std::marker::PhantomData;
 use roam_wire::ConnId;
 
 use crate::Time;
+pub use any::{AnyConnection, ServerAcceptor};
 pub use demux::{Handle, PathAddrs};
 pub use host::{DatagramEvent, Endpoint, EndpointEvent, InsertError, RemoveReason, Transmit};
 pub use limits::{EndpointConfig, EndpointStats, Refusal};

@@ -112,6 +112,18 @@ impl CongestionController for Stp {
 mod tests {
     use super::*;
 
+    /// One 1000-byte segment newly acknowledged, nothing else in flight, outside recovery.
+    fn one_segment_delivered() -> Delivered {
+        Delivered {
+            now: Time::ZERO,
+            bytes: 1000,
+            sacked_bytes: 0,
+            in_flight: 0,
+            in_recovery: false,
+            rtt: None,
+        }
+    }
+
     #[test]
     fn long_round_trip_grows_the_window_rho_segments_per_window() {
         let mut s = Stp::new(1000, 1);
@@ -121,14 +133,7 @@ mod tests {
             Duration::from_millis(300),
             Duration::from_millis(300),
         );
-        s.on_delivered(&Delivered {
-            now: Time::ZERO,
-            bytes: 1000,
-            sacked_bytes: 0,
-            in_flight: 0,
-            in_recovery: false,
-            rtt: None,
-        });
+        s.on_delivered(&one_segment_delivered());
         assert_eq!(s.window(), 5000, "slow start as in TCP");
         s.on_loss(&LossEvent {
             now: Time::ZERO,
@@ -137,14 +142,7 @@ mod tests {
         });
         assert_eq!(s.window(), 10_000);
         for _ in 0..10 {
-            s.on_delivered(&Delivered {
-                now: Time::ZERO,
-                bytes: 1000,
-                sacked_bytes: 0,
-                in_flight: 0,
-                in_recovery: false,
-                rtt: None,
-            });
+            s.on_delivered(&one_segment_delivered());
         }
         let w = s.window();
         assert!(

@@ -4,17 +4,15 @@
 //! receiver reports. Both hand their host's link facts to the engine (the wireless end's
 //! p_w/d_w/handoffs).
 //!
-//! Both ends drive roam-proto's [`Endpoint`] (docs/ENDPOINT.md), as the RCP and TCP agents do:
+//! Both ends drive roam-proto's [`Endpoint`](roam_proto::endpoint::Endpoint)
+//! (docs/ENDPOINT.md) through the simulator's generic host, as the RCP and TCP agents do:
 //! the source's host holds its [`MediaSender`] as a client connection; the sink's host answers
 //! through a [`MediaAcceptor`] keyed from the run's seeded RNG, so the source's first packets
 //! get stateless reports with a token and the sink exists once a packet echoes it
 //! (`docs/HANDSHAKE-RCP.md`). The endpoint runs the engines' timers; the sink's idle expiry is
 //! the engine's own ([`MediaConfig::idle_timeout`]).
 
-use roam_proto::endpoint::{
-    DatagramEvent, Endpoint, EndpointConfig, EndpointEvent, Handle, NoAcceptor, PathAddrs, PathId,
-    TokenKey,
-};
+use roam_proto::endpoint::NoAcceptor;
 use roam_proto::media::{
     DelayStats, MediaAcceptor, MediaConfig, MediaReceiverStats, MediaSender, RateKind,
 };
@@ -22,6 +20,7 @@ use roam_proto::Time;
 use roam_wire::ConnId;
 
 use super::flow::{FlowAgents, FlowEnds};
+use super::host::{Arrived, Host};
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::MediaResult;
 use crate::scenario::media::MediaSetup;
@@ -49,17 +48,11 @@ pub struct MediaSourceParams {
 
 /// Builds the sending end of a media flow.
 pub fn media_source(p: MediaSourceParams) -> Box<dyn Agent> {
-    // A client endpoint: it accepts nothing (its key mints no tokens) and expires nothing
-    // (the source sends for as long as the flow runs).
-    let config = EndpointConfig {
-        idle_timeout: None,
-        ..EndpointConfig::default()
-    };
+    // A client host: it accepts nothing and expires nothing (the source sends for as long as
+    // the flow runs).
     Box::new(MediaSourceAgent {
+        host: Host::client((p.iface, p.local_port, p.flow)),
         p,
-        endpoint: Endpoint::new(config, TokenKey::new([0; 16]), NoAcceptor::default()),
-        conn: None,
-        next_timer: None,
     })
 }
 
@@ -70,29 +63,27 @@ pub fn media_sink(
     iface: IfaceIdx,
     local_port: u16,
 ) -> Box<dyn Agent> {
+    // The host's address-validation key comes from the agent's `token-key` substream. The
+    // engine expires an idle sink itself, which the endpoint sees as drained.
+    let acceptor = MediaAcceptor::new(config);
     Box::new(MediaSinkAgent {
         flow,
         iface,
-        local_port,
-        acceptor: Some(MediaAcceptor::new(config)),
-        endpoint: None,
-        sink: None,
+        host: Host::keyed(
+            (iface, local_port, flow),
+            Some(acceptor),
+            crate::rng::token_key,
+        ),
         seen: MediaReceiverStats::default(),
         retired: MediaReceiverStats::default(),
-        next_timer: None,
     })
 }
 
-/// The source's host: one client connection.
-type SourceEndpoint = Endpoint<SockAddr, (), NoAcceptor<MediaSender>>;
-
 struct MediaSourceAgent {
     p: MediaSourceParams,
-    endpoint: SourceEndpoint,
-    /// The source, once started (the endpoint never removes it: it is never stopped).
-    conn: Option<Handle>,
-    /// The endpoint's next deadline, re-read after every call into it.
-    next_timer: Option<Time>,
+    /// The source's host: one client connection, the source once started (the endpoint never
+    /// removes it: it is never stopped).
+    host: Host<(), NoAcceptor<MediaSender>>,
 }
 
 impl MediaSourceAgent {
@@ -104,27 +95,14 @@ impl MediaSourceAgent {
     /// the application sends nothing more (the source still hears the reports in flight).
     fn flush(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        if let (Some(h), false) = (self.conn, self.stopped(now)) {
+        if self.host.is_held() && !self.stopped(now) {
             // The adaptive encoder follows S(t); the events are the rate it is told. Handing
             // the source out also asks it for a packet below on every call, as pacing wants.
-            if let Some(e) = self.endpoint.connection_mut(h) {
+            if let Some(e) = self.host.held_mut() {
                 while e.poll_event().is_some() {}
             }
-            loop {
-                let mut buf = ctx.buffer();
-                let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
-                    ctx.give_back(buf);
-                    break;
-                };
-                buf.truncate(t.len);
-                super::send_counted(
-                    ctx,
-                    (self.p.flow, self.p.iface, self.p.local_port),
-                    t.remote,
-                    buf,
-                );
-            }
-            if let Some(e) = self.endpoint.connection(h) {
+            self.host.transmit(ctx, |_| {});
+            if let Some(e) = self.host.held() {
                 let sent = e.stats().packets_sent;
                 let c = ctx.counters(self.p.flow);
                 c.media
@@ -132,11 +110,7 @@ impl MediaSourceAgent {
                     .packets_sent = sent;
             }
         }
-        self.next_timer = self.endpoint.poll_timeout();
-    }
-
-    fn source(&self) -> Option<&MediaSender> {
-        self.conn.and_then(|h| self.endpoint.connection(h))
+        self.host.reread_deadline();
     }
 }
 
@@ -148,33 +122,24 @@ impl Agent for MediaSourceAgent {
         if let Some(info) = ctx.link_info(self.p.iface) {
             engine.set_link_info(now, info);
         }
-        let path = PathAddrs {
-            path: PathId::PRIMARY,
-            local: (),
-            remote: self.p.peer,
-        };
-        // The host's only connection: its id cannot be in use.
-        self.conn = self.endpoint.insert(now, engine, &[path]).ok();
+        self.host.connect(engine, self.p.peer, ctx);
         self.flush(ctx);
     }
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let mut out = ctx.buffer();
         // A client endpoint answers nothing; reports reach the source.
-        let _ = self
-            .endpoint
-            .handle(ctx.now(), (), packet.src, &packet.payload, &mut out);
-        ctx.give_back(out);
+        self.host.on_packet(packet, ctx);
         self.flush(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        self.endpoint.handle_timeout(ctx.now());
+        self.host.on_timer(ctx.now());
         self.flush(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.next_timer
+        self.host
+            .next_timer()
             .filter(|&t| self.p.stop.is_none_or(|s| t < s))
     }
 
@@ -182,7 +147,7 @@ impl Agent for MediaSourceAgent {
         AgentSample {
             // The allowed rate expressed as bytes per RTT is not meaningful; report S(t) in
             // bytes per second in the window column.
-            cwnd_bytes: self.source().map(|e| (e.rate_bps() / 8.0) as u64),
+            cwnd_bytes: self.host.held().map(|e| (e.rate_bps() / 8.0) as u64),
             seq: None,
         }
     }
@@ -192,35 +157,24 @@ impl Agent for MediaSourceAgent {
             return;
         }
         let info = ctx.link_info(iface);
-        if let (Some(e), Some(info)) = (
-            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
-            info,
-        ) {
+        if let (Some(e), Some(info)) = (self.host.held_mut(), info) {
             e.set_link_info(ctx.now(), info);
         }
-        self.next_timer = self.endpoint.poll_timeout();
+        self.host.reread_deadline();
     }
 }
-
-/// The sink's host: sinks open through the acceptor.
-type SinkEndpoint = Endpoint<SockAddr, (), MediaAcceptor>;
 
 struct MediaSinkAgent {
     flow: FlowIdx,
     iface: IfaceIdx,
-    local_port: u16,
-    /// The accept side, until the endpoint is built (with this host's key, on first use).
-    acceptor: Option<MediaAcceptor>,
-    endpoint: Option<SinkEndpoint>,
-    /// The flow's sink while the endpoint holds it.
-    sink: Option<Handle>,
+    /// The sink's host: sinks open through the acceptor; the one it follows (the last
+    /// accepted) is the flow's.
+    host: Host<(), MediaAcceptor>,
     /// The sink's counters as last folded into the flow's.
     seen: MediaReceiverStats,
     /// What earlier sinks of the flow counted (a sink expires after its idle timeout; the
     /// source's next packets open a new one).
     retired: MediaReceiverStats,
-    /// The endpoint's next deadline, re-read after every call into it.
-    next_timer: Option<Time>,
 }
 
 /// `a` and `b` counted together (the RFC 3550 estimate is the later sink's).
@@ -240,21 +194,6 @@ fn merged(a: &MediaReceiverStats, b: &MediaReceiverStats) -> MediaReceiverStats 
 }
 
 impl MediaSinkAgent {
-    /// The endpoint, built on first use with this host's address-validation key. The engine
-    /// expires an idle sink itself, which the endpoint sees as drained.
-    fn endpoint(&mut self, ctx: &mut dyn NetCtx) -> Option<&mut SinkEndpoint> {
-        if self.endpoint.is_none() {
-            let acceptor = self.acceptor.take()?;
-            let key = crate::rng::token_key(ctx.rng());
-            let config = EndpointConfig {
-                idle_timeout: None,
-                ..EndpointConfig::default()
-            };
-            self.endpoint = Some(Endpoint::new(config, key, acceptor));
-        }
-        self.endpoint.as_mut()
-    }
-
     /// Folds what the sink counted since last time into the flow's counters.
     fn count(&mut self, s: MediaReceiverStats, ctx: &mut dyn NetCtx) {
         let c = ctx.counters(self.flow);
@@ -273,30 +212,14 @@ impl MediaSinkAgent {
     /// Sends the reports the endpoint has ready, notes a sink it removed (expired) and
     /// re-reads the deadline.
     fn flush(&mut self, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        let at = (self.flow, self.iface, self.local_port);
-        let Some(ep) = self.endpoint.as_mut() else {
-            return;
-        };
-        loop {
-            let mut buf = ctx.buffer();
-            let Some(t) = ep.poll_transmit(now, &mut buf) else {
-                ctx.give_back(buf);
-                break;
-            };
-            buf.truncate(t.len);
-            super::send_counted(ctx, at, t.remote, buf);
-        }
-        while let Some(ev) = ep.poll_event() {
-            if let EndpointEvent::Removed { handle, conn, .. } = ev {
-                if self.sink == Some(handle) {
-                    self.sink = None;
-                    self.retired = merged(&self.retired, &conn.stats());
-                    self.seen = MediaReceiverStats::default();
-                }
+        self.host.transmit(ctx, |_| {});
+        let (retired, seen) = (&mut self.retired, &mut self.seen);
+        self.host.settle(|conn, followed| {
+            if followed {
+                *retired = merged(retired, &conn.stats());
+                *seen = MediaReceiverStats::default();
             }
-        }
-        self.next_timer = ep.poll_timeout();
+        });
     }
 }
 
@@ -305,54 +228,28 @@ impl Agent for MediaSinkAgent {
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        let at = (self.flow, self.iface, self.local_port);
-        let mut buf = ctx.buffer();
-        let Some(ep) = self.endpoint(ctx) else {
-            ctx.give_back(buf);
-            return;
-        };
         // A packet of no sink held here gets a stateless report with a token; one echoing a
         // valid token opens the sink, which counts it.
-        let opened = match ep.handle(now, (), packet.src, &packet.payload, &mut buf) {
-            Some(DatagramEvent::Respond { remote, len, .. }) => {
-                buf.truncate(len);
-                super::send_counted(ctx, at, remote, buf);
-                None
-            }
-            Some(DatagramEvent::Accepted(h)) => {
-                ctx.give_back(buf);
-                Some((h, true))
-            }
-            Some(DatagramEvent::Delivered(h)) => {
-                ctx.give_back(buf);
-                Some((h, false))
-            }
-            None => {
-                ctx.give_back(buf);
-                None
-            }
-        };
-        if let Some((h, accepted)) = opened {
+        if let Some(arrived) = self.host.on_packet(packet, ctx) {
             let info = ctx.link_info(self.iface);
-            if accepted {
-                if let Some(sink) = self.sink.take() {
-                    // Another flow's id on this host: the flow's counters follow the newest.
-                    if let Some(old) = self.endpoint.as_ref().and_then(|ep| ep.connection(sink)) {
-                        self.retired = merged(&self.retired, &old.stats());
-                    }
+            let accepted = matches!(arrived, Arrived::Accepted { .. });
+            if let Arrived::Accepted { replaced, .. } = arrived {
+                // Another flow's id on this host: the flow's counters follow the newest.
+                if let Some(old) = replaced.and_then(|h| self.host.connection(h)) {
+                    self.retired = merged(&self.retired, &old.stats());
                 }
-                self.sink = Some(h);
                 self.seen = MediaReceiverStats::default();
             }
-            let ep = self.endpoint.as_mut();
-            if let Some(e) = ep.and_then(|ep| ep.connection_mut(h)) {
+            let h = arrived.handle();
+            let followed = self.host.follows(h);
+            if let Some(e) = self.host.connection_mut(h) {
                 if accepted {
                     if let Some(info) = info {
                         e.set_link_info(now, info);
                     }
                 }
                 let s = e.stats();
-                if self.sink == Some(h) {
+                if followed {
                     self.count(s, ctx);
                 }
             }
@@ -361,14 +258,12 @@ impl Agent for MediaSinkAgent {
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(ep) = self.endpoint.as_mut() {
-            ep.handle_timeout(ctx.now());
-        }
+        self.host.on_timer(ctx.now());
         self.flush(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.next_timer
+        self.host.next_timer()
     }
 
     fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
@@ -376,16 +271,10 @@ impl Agent for MediaSinkAgent {
             return;
         }
         let info = ctx.link_info(iface);
-        let sink = self.sink;
-        if let (Some(e), Some(info)) = (
-            sink.and_then(|h| self.endpoint.as_mut()?.connection_mut(h)),
-            info,
-        ) {
+        if let (Some(e), Some(info)) = (self.host.held_mut(), info) {
             e.set_link_info(ctx.now(), info);
         }
-        if let Some(ep) = self.endpoint.as_mut() {
-            self.next_timer = ep.poll_timeout();
-        }
+        self.host.reread_deadline();
     }
 }
 

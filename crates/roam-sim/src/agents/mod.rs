@@ -1,6 +1,7 @@
 //! Agents that run on simulated hosts.
 
 pub(crate) mod flow;
+mod host;
 pub mod http;
 pub mod media;
 pub mod pattern;

@@ -13,8 +13,9 @@
 //! ([`roam_proto::r2cp::reopen`]; `docs/R2CP.md`, "Reopening failed pipes"); meanwhile the
 //! other pipes take over.
 //!
-//! Both ends drive roam-proto's [`Endpoint`] (docs/ENDPOINT.md). The receiver's host holds
-//! the [`R2cpReceiver`] as one client connection with one path per planned pipe: path `k` is
+//! Both ends drive roam-proto's [`Endpoint`](roam_proto::endpoint::Endpoint)
+//! (docs/ENDPOINT.md) through the simulator's generic host. The receiver's host holds the
+//! [`R2cpReceiver`] as one client connection with one path per planned pipe: path `k` is
 //! the `k`-th [`PipePlan`], mapped to (its interface, its server) while the engine has a pipe
 //! on it, so each pipe's `(ConnId, PathId)` demultiplexes only from its own server and
 //! interface. A server is the RCP sender agent ([`super::rcp::rcp_sender`]): one endpoint
@@ -23,10 +24,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_proto::endpoint::{
-    Endpoint, EndpointConfig, EndpointConnection, EndpointEvent, Handle, NoAcceptor, PathId,
-    TokenKey,
-};
+use roam_proto::endpoint::{EndpointConnection, NoAcceptor, PathId};
 use roam_proto::loss_cause::Scheme as LossScheme;
 use roam_proto::r2cp::reopen::{PipeWatch, Reopen};
 use roam_proto::r2cp::{
@@ -37,6 +35,7 @@ use roam_proto::Time;
 use roam_wire::{ConnId, Data};
 
 use super::flow::{FlowAgents, FlowEnds};
+use super::host::Host;
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::result::FlowFailure;
@@ -96,20 +95,13 @@ pub struct R2cpReceiverParams {
 /// Builds the receiving end of an R²CP flow.
 pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
     let n = p.pipes.len();
-    // A client endpoint: it accepts nothing (its key mints no tokens) and expires nothing
-    // (the engine gives its pipes up by itself).
-    let config = EndpointConfig {
-        idle_timeout: None,
-        ..EndpointConfig::default()
-    };
+    // A client host: it accepts nothing and expires nothing (the engine gives its pipes up
+    // by itself). Its endpoint names each path's interface, so it has no interface of its own.
     Box::new(R2cpReceiverAgent {
+        host: Host::client((IfaceIdx(0), p.local_port, p.flow)),
         p,
-        endpoint: Endpoint::new(config, TokenKey::new([0; 16]), NoAcceptor::default()),
-        conn: None,
-        done: None,
         mapped: Vec::new(),
         scratch: Vec::new(),
-        next_conn_timer: None,
         live: vec![None; n],
         watch: vec![None; n],
         reopen: vec![Reopen::new(); n],
@@ -120,35 +112,19 @@ pub fn r2cp_receiver(p: R2cpReceiverParams) -> Box<dyn Agent> {
     })
 }
 
-/// Builds one server of an R²CP flow: it serves the pattern object of `size` bytes to any
-/// number of RCP receiver pipes (unbounded when `None`). It is the RCP sender agent: its
-/// endpoint accepts one connection per pipe that reaches it.
-pub fn r2cp_server(
-    flow: FlowIdx,
-    config: Arc<RcpConfig>,
-    iface: IfaceIdx,
-    local_port: u16,
-    size: Option<u64>,
-) -> Box<dyn Agent> {
-    super::rcp::rcp_sender(flow, config, iface, local_port, size)
-}
-
-/// The receiving host's endpoint: a client with one path per planned pipe, local addresses
-/// being the interfaces.
-type ReceiverEndpoint = Endpoint<SockAddr, IfaceIdx, NoAcceptor<R2cpReceiver>>;
+/// Builds one server of an R²CP flow: the RCP sender agent, serving the pattern object of
+/// `size` bytes (unbounded when `None`); its endpoint accepts one connection per pipe that
+/// reaches it.
+pub use super::rcp::rcp_sender as r2cp_server;
 
 struct R2cpReceiverAgent {
     p: R2cpReceiverParams,
-    endpoint: ReceiverEndpoint,
-    /// The connection, while the endpoint holds it.
-    conn: Option<Handle>,
-    /// The connection once the endpoint removed it (drained), for its final state.
-    done: Option<R2cpReceiver>,
+    /// The receiving host: a client with one path per planned pipe, local addresses being the
+    /// interfaces.
+    host: Host<IfaceIdx, NoAcceptor<R2cpReceiver>>,
     /// The (conn id, path) pairs the endpoint was last told about.
     mapped: Vec<(ConnId, PathId)>,
     scratch: Vec<(ConnId, PathId)>,
-    /// The endpoint's next deadline, re-read after every call into it.
-    next_conn_timer: Option<Time>,
     /// For each planned pipe, the engine pipe currently standing for it.
     live: Vec<Option<PipeId>>,
     /// For each planned pipe, what the stall rule watches of its live pipe.
@@ -167,25 +143,18 @@ impl R2cpReceiverAgent {
         ctx.local_addr(iface).is_some() && ctx.link_info(iface).is_none_or(|l| l.up)
     }
 
-    /// The connection, held or removed.
-    fn connection(&self) -> Option<&R2cpReceiver> {
-        self.conn
-            .and_then(|h| self.endpoint.connection(h))
-            .or(self.done.as_ref())
-    }
-
     /// Creates and deletes pipes as the plan, the time and the interfaces say.
     fn reconcile(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         self.reconciled = Some(now);
-        if self.conn.is_none() && self.done.is_none() {
+        if !self.host.opened() {
             let end = self.p.size.unwrap_or(u64::MAX);
             match R2cpReceiver::new(self.p.config.clone(), self.p.scheme, OBJECT_NAME, (0, end)) {
                 Ok(mut c) => {
                     c.set_policy(now, self.p.policy);
                     c.set_coupled(self.p.coupled);
                     // No pipe yet, so no conn id: nothing can be in use.
-                    self.conn = self.endpoint.insert(now, c, &[]).ok();
+                    self.host.open(c, &[], ctx);
                 }
                 Err(_) => {
                     self.failed = true;
@@ -193,7 +162,7 @@ impl R2cpReceiverAgent {
                 }
             }
         }
-        let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) else {
+        let Some(conn) = self.host.held_mut() else {
             return;
         };
         if conn.is_complete() {
@@ -257,8 +226,7 @@ impl R2cpReceiverAgent {
     /// mapped to its plan's (interface, server), with its pipes' conn ids; a path without a
     /// pipe is forgotten.
     fn map_paths(&mut self) {
-        let Some(h) = self.conn else { return };
-        let Some(conn) = self.endpoint.connection(h) else {
+        let Some(conn) = self.host.held() else {
             return;
         };
         self.scratch.clear();
@@ -274,9 +242,9 @@ impl R2cpReceiverAgent {
             if now_on {
                 // Ids are fresh draws from the run's RNG; a clash leaves the pipe unmapped
                 // (its datagrams dropped), which the engine survives as a dead pipe.
-                let _ = self.endpoint.add_path(h, path, plan.iface, plan.server);
+                self.host.add_path(path, plan.iface, plan.server);
             } else if was_on {
-                let _ = self.endpoint.remove_path(h, path);
+                self.host.remove_path(path);
             }
         }
         std::mem::swap(&mut self.mapped, &mut self.scratch);
@@ -285,11 +253,11 @@ impl R2cpReceiverAgent {
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let flow = self.p.flow;
-        if self.conn.is_none() && self.done.is_none() {
+        if !self.host.opened() {
             return; // The engine could not be built.
         }
         // (None once the endpoint removed it: the event below says so.)
-        if let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+        if let Some(conn) = self.host.held_mut() {
             pattern::deliver_checked(ctx, flow, &mut self.read_buf, |buf| {
                 (conn.read_point(), conn.read(buf, 1 << 20))
             });
@@ -339,23 +307,10 @@ impl R2cpReceiverAgent {
             }
         }
         self.map_paths();
-        loop {
-            let mut buf = ctx.buffer();
-            let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
-                ctx.give_back(buf);
-                break;
-            };
-            buf.truncate(t.len);
-            super::send_counted(ctx, (flow, t.local, self.p.local_port), t.remote, buf);
-        }
-        while let Some(ev) = self.endpoint.poll_event() {
-            if let EndpointEvent::Removed { conn, .. } = ev {
-                self.conn = None;
-                self.done = Some(conn);
-            }
-        }
-        self.next_conn_timer = self.endpoint.poll_timeout();
-        let Some(conn) = self.connection() else {
+        // Each datagram leaves by its path's interface.
+        self.host.transmit(ctx, |_| {});
+        self.host.settle(|_, _| {});
+        let Some(conn) = self.host.conn() else {
             return;
         };
         let (mut rereq, mut timeouts, mut recoveries, mut excused) = (0, 0, 0, 0);
@@ -386,23 +341,19 @@ impl Agent for R2cpReceiverAgent {
     }
 
     fn on_packet(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let mut out = ctx.buffer();
-        // A client endpoint answers nothing: no reply comes back.
-        let _ = self
-            .endpoint
-            .handle(ctx.now(), iface, packet.src, &packet.payload, &mut out);
-        ctx.give_back(out);
+        // A client endpoint answers nothing: no reply goes back.
+        self.host.on_packet_at(iface, packet, ctx);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
         self.reconcile(ctx);
-        self.endpoint.handle_timeout(ctx.now());
+        self.host.on_timer(ctx.now());
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let done = self.connection().is_some_and(|c| c.is_complete());
+        let done = self.host.conn().is_some_and(|c| c.is_complete());
         let stall = self.p.stall;
         let plan = self
             .p
@@ -419,11 +370,11 @@ impl Agent for R2cpReceiverAgent {
             })
             .flatten()
             .filter(|&t| self.reconciled.is_none_or(|r| t > r));
-        self.next_conn_timer.into_iter().chain(plan).min()
+        self.host.next_timer().into_iter().chain(plan).min()
     }
 
     fn sample(&self) -> AgentSample {
-        match self.connection() {
+        match self.host.conn() {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.pipes().map(|p| p.cwnd).sum()),
                 seq: Some(c.rcv_nxt()),
@@ -435,10 +386,7 @@ impl Agent for R2cpReceiverAgent {
     fn on_link_change(&mut self, iface: IfaceIdx, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let info = ctx.link_info(iface);
-        if let (Some(conn), Some(info)) = (
-            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
-            info,
-        ) {
+        if let (Some(conn), Some(info)) = (self.host.held_mut(), info) {
             for (plan, id) in self.p.pipes.iter().zip(&self.live) {
                 if let (true, Some(id)) = (plan.iface == iface, id) {
                     conn.set_link_info(now, *id, &info);
@@ -450,10 +398,7 @@ impl Agent for R2cpReceiverAgent {
     }
 
     fn on_corrupted(&mut self, iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if let (Some(conn), Ok(d)) = (
-            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
-            Data::decode(&packet.payload),
-        ) {
+        if let (Some(conn), Ok(d)) = (self.host.held_mut(), Data::decode(&packet.payload)) {
             for (plan, id) in self.p.pipes.iter().zip(&self.live) {
                 // A pipe that estimates its facts gets no corruption report (issue 30).
                 if let (true, false, Some(id)) = (plan.iface == iface, plan.estimated_facts, id) {

@@ -9,10 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use roam_proto::endpoint::{
-    DatagramEvent, Endpoint, EndpointConfig, EndpointEvent, Handle, NoAcceptor, PathAddrs, PathId,
-    TokenKey,
-};
+use roam_proto::endpoint::{Handle, NoAcceptor};
 use roam_proto::linkinfo::ChannelState;
 use roam_proto::loss_cause::Scheme;
 use roam_proto::rcp::{ObjectStore, RcpAcceptor, RcpCc, RcpConfig, RcpEvent, RcpReceiver};
@@ -20,6 +17,7 @@ use roam_proto::Time;
 use roam_wire::{ConnId, Data, UNKNOWN_LENGTH};
 
 use super::flow::{FlowAgents, FlowEnds};
+use super::host::{Arrived, Host};
 use super::pattern;
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
 use crate::energy::{PowerModel, RadioMeter};
@@ -105,21 +103,10 @@ pub fn rcp_receiver(p: RcpReceiverParams) -> Box<dyn Agent> {
         .or(p.sleep.map(|_| PowerModel::default()))
         .map(|m| RadioMeter::new(m, Time::ZERO, p.header_overhead));
     // The receiver opens its connection and never expires it (the engine gives up by
-    // itself); a client endpoint mints no tokens, so its key is never used.
-    let endpoint_config = EndpointConfig {
-        idle_timeout: None,
-        ..EndpointConfig::default()
-    };
+    // itself).
     Box::new(RcpReceiverAgent {
+        host: Host::client((p.iface, p.local_port, p.flow)),
         p,
-        endpoint: Endpoint::new(
-            endpoint_config,
-            TokenKey::new([0; 16]),
-            NoAcceptor::default(),
-        ),
-        conn: None,
-        done: None,
-        next_conn_timer: None,
         read_buf: Vec::new(),
         meter,
         asleep: false,
@@ -140,36 +127,25 @@ pub fn rcp_sender(
         len: size.unwrap_or(UNKNOWN_LENGTH),
     });
     // The engine expires an idle connection itself (`RcpConfig::idle_timeout_ms`), which the
-    // endpoint sees as drained; the endpoint's reset budget is the flow's.
-    let endpoint_config = EndpointConfig {
-        idle_timeout: None,
-        resets_per_second: config.resets_per_second,
-        ..EndpointConfig::default()
-    };
+    // endpoint sees as drained; the endpoint's reset budget is the flow's. The host's
+    // address-validation key comes from the agent's `token-key` substream.
+    let resets = config.resets_per_second;
+    let acceptor = RcpAcceptor::new(config, store);
     Box::new(RcpSenderAgent {
-        flow,
-        endpoint_config,
-        acceptor: Some(RcpAcceptor::new(config, store)),
-        endpoint: None,
-        iface,
-        local_port,
+        host: Host::keyed(
+            (iface, local_port, flow),
+            Some(acceptor),
+            crate::rng::token_key,
+        )
+        .with_resets_per_second(resets),
         dequeued: None,
-        next_timer: None,
     })
 }
 
-/// The receiving host's endpoint (a client: it accepts nothing).
-type ReceiverEndpoint = Endpoint<SockAddr, (), NoAcceptor<RcpReceiver>>;
-
 struct RcpReceiverAgent {
     p: RcpReceiverParams,
-    endpoint: ReceiverEndpoint,
-    /// The connection, while the endpoint holds it.
-    conn: Option<Handle>,
-    /// The connection once the endpoint removed it (drained), for its final state.
-    done: Option<RcpReceiver>,
-    /// The endpoint's next deadline, re-read after every call into it.
-    next_conn_timer: Option<Time>,
+    /// The receiving host (a client: it accepts nothing).
+    host: Host<(), NoAcceptor<RcpReceiver>>,
     read_buf: Vec<u8>,
     meter: Option<RadioMeter>,
     asleep: bool,
@@ -181,22 +157,10 @@ fn rate(ctx: &dyn NetCtx, iface: IfaceIdx) -> u64 {
 }
 
 impl RcpReceiverAgent {
-    /// True once the connection was opened (it may since have been removed).
-    fn opened(&self) -> bool {
-        self.conn.is_some() || self.done.is_some()
-    }
-
-    /// The connection, held or removed.
-    fn connection(&self) -> Option<&RcpReceiver> {
-        self.conn
-            .and_then(|h| self.endpoint.connection(h))
-            .or(self.done.as_ref())
-    }
-
     fn after_call(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
         let flow = self.p.flow;
-        if let Some(conn) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+        if let Some(conn) = self.host.held_mut() {
             pattern::deliver_checked(ctx, flow, &mut self.read_buf, |buf| {
                 (conn.read_point(), conn.read(buf, 1 << 20))
             });
@@ -214,31 +178,17 @@ impl RcpReceiverAgent {
                 }
             }
         }
-        if self.conn.is_some() && !self.asleep {
+        if self.host.is_held() && !self.asleep {
             let r = rate(ctx, self.p.iface);
-            let at = (flow, self.p.iface, self.p.local_port);
-            loop {
-                let mut buf = ctx.buffer();
-                let Some(t) = self.endpoint.poll_transmit(now, &mut buf) else {
-                    ctx.give_back(buf);
-                    break;
-                };
-                buf.truncate(t.len);
-                if super::send_counted(ctx, at, t.remote, buf) {
-                    if let Some(m) = self.meter.as_mut() {
-                        m.on_tx(t.len, r);
-                    }
+            let meter = &mut self.meter;
+            self.host.transmit(ctx, |len| {
+                if let Some(m) = meter.as_mut() {
+                    m.on_tx(len, r);
                 }
-            }
+            });
         }
-        while let Some(ev) = self.endpoint.poll_event() {
-            if let EndpointEvent::Removed { conn, .. } = ev {
-                self.conn = None;
-                self.done = Some(conn);
-            }
-        }
-        self.next_conn_timer = self.endpoint.poll_timeout();
-        if let Some(s) = self.connection().map(|c| c.pipe().stats()) {
+        self.host.settle(|_, _| {});
+        if let Some(s) = self.host.conn().map(|c| c.pipe().stats()) {
             let c = ctx.counters(flow);
             c.retransmitted_segments = s.rerequests;
             c.timeouts = s.timeouts;
@@ -267,13 +217,7 @@ impl RcpReceiverAgent {
             if self.p.estimated_facts {
                 c.set_loss_estimator(Some(Scheme::Spike));
             }
-            let path = PathAddrs {
-                path: PathId::PRIMARY,
-                local: (),
-                remote: self.p.peer,
-            };
-            // The only connection this endpoint holds: its id cannot be in use.
-            self.conn = self.endpoint.insert(ctx.now(), c, &[path]).ok();
+            self.host.connect(c, self.p.peer, ctx);
         }
     }
 
@@ -285,7 +229,7 @@ impl RcpReceiverAgent {
             return;
         }
         self.asleep = true;
-        if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+        if let Some(c) = self.host.held_mut() {
             c.freeze(now);
         }
         if let Some(m) = self.meter.as_mut() {
@@ -309,7 +253,7 @@ impl RcpReceiverAgent {
             if let Some(m) = self.meter.as_mut() {
                 m.wake(now);
             }
-            if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+            if let Some(c) = self.host.held_mut() {
                 c.thaw(now); // Resumes by requesting the holes.
             }
         } else {
@@ -343,37 +287,33 @@ impl Agent for RcpReceiverAgent {
         if let Some(m) = self.meter.as_mut() {
             m.on_rx(packet.payload.len(), r);
         }
-        let mut out = ctx.buffer();
-        // A client endpoint answers nothing: no reply comes back.
-        let _ = self
-            .endpoint
-            .handle(ctx.now(), (), packet.src, &packet.payload, &mut out);
-        ctx.give_back(out);
+        // A client endpoint answers nothing: no reply goes back.
+        self.host.on_packet(packet, ctx);
         self.after_call(ctx);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
         let now = ctx.now();
-        if !self.opened() && now >= self.p.start {
+        if !self.host.opened() && now >= self.p.start {
             self.connect(ctx);
         }
         if self.asleep && self.next_beacon.is_some_and(|t| t <= now) {
             self.beacon(ctx);
         }
-        self.endpoint.handle_timeout(now);
+        self.host.on_timer(now);
         self.after_call(ctx);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        let start = (!self.opened()).then_some(self.p.start);
-        [start, self.next_conn_timer, self.next_beacon]
+        let start = (!self.host.opened()).then_some(self.p.start);
+        [start, self.host.next_timer(), self.next_beacon]
             .into_iter()
             .flatten()
             .min()
     }
 
     fn sample(&self) -> AgentSample {
-        match self.connection() {
+        match self.host.conn() {
             Some(c) => AgentSample {
                 cwnd_bytes: Some(c.pipe().cwnd()),
                 seq: Some(c.rcv_nxt()),
@@ -390,10 +330,10 @@ impl Agent for RcpReceiverAgent {
             return;
         };
         let now = ctx.now();
-        if let Some(c) = self.conn.and_then(|h| self.endpoint.connection_mut(h)) {
+        if let Some(c) = self.host.held_mut() {
             c.set_link_info(now, &info);
         }
-        if info.channel == ChannelState::Bad && self.opened() {
+        if info.channel == ChannelState::Bad && self.host.opened() {
             self.go_to_sleep(now);
         }
         self.after_call(ctx);
@@ -413,61 +353,31 @@ impl Agent for RcpReceiverAgent {
             self.after_call(ctx);
             return;
         }
-        if let (Some(conn), Ok(d)) = (
-            self.conn.and_then(|h| self.endpoint.connection_mut(h)),
-            Data::decode(&packet.payload),
-        ) {
+        if let (Some(conn), Ok(d)) = (self.host.held_mut(), Data::decode(&packet.payload)) {
             conn.note_corrupted(d.seq);
         }
         self.after_call(ctx);
     }
 }
 
-/// The sending host's endpoint: one per (node, port); the endpoint holds the accept policy
-/// (an [`RcpAcceptor`]), the conn-id lookup, expiry and the reset budget.
-type SenderEndpoint = Endpoint<SockAddr, (), RcpAcceptor>;
-
 struct RcpSenderAgent {
-    flow: FlowIdx,
-    /// The endpoint's limits, from the flow's RCP configuration.
-    endpoint_config: EndpointConfig,
-    /// The accept side, until the endpoint is built (with this host's key, on first use).
-    acceptor: Option<RcpAcceptor>,
-    endpoint: Option<SenderEndpoint>,
-    iface: IfaceIdx,
-    local_port: u16,
+    /// The sending host: one per (node, port); its endpoint holds the accept policy (an
+    /// [`RcpAcceptor`]), the conn-id lookup, expiry and the reset budget.
+    host: Host<(), RcpAcceptor>,
     /// The receiver's in-order point last reported (kept when the connection expires).
     dequeued: Option<u64>,
-    /// The endpoint's next deadline, re-read after every call into it.
-    next_timer: Option<Time>,
 }
 
 impl RcpSenderAgent {
-    /// The endpoint, built on first use with this host's address-validation key.
-    fn endpoint(&mut self, ctx: &mut dyn NetCtx) -> Option<&mut SenderEndpoint> {
-        if self.endpoint.is_none() {
-            let acceptor = self.acceptor.take()?;
-            let key = crate::rng::token_key(ctx.rng());
-            self.endpoint = Some(Endpoint::new(self.endpoint_config.clone(), key, acceptor));
-        }
-        self.endpoint.as_mut()
-    }
-
-    /// Notes the connection's progress and what the endpoint removed, and re-reads its
-    /// deadline.
+    /// Notes the progress of the connection a datagram went to and of those the endpoint
+    /// removed, and re-reads its deadline.
     fn settle(&mut self, touched: Option<Handle>) {
-        let Some(ep) = self.endpoint.as_mut() else {
-            return;
-        };
-        if let Some(c) = touched.and_then(|h| ep.connection(h)) {
+        if let Some(c) = touched.and_then(|h| self.host.connection(h)) {
             self.dequeued = Some(c.dequeued());
         }
-        while let Some(ev) = ep.poll_event() {
-            if let EndpointEvent::Removed { conn, .. } = ev {
-                self.dequeued = Some(conn.dequeued());
-            }
-        }
-        self.next_timer = ep.poll_timeout();
+        let dequeued = &mut self.dequeued;
+        self.host
+            .settle(|conn, _| *dequeued = Some(conn.dequeued()));
     }
 }
 
@@ -475,51 +385,21 @@ impl Agent for RcpSenderAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        let now = ctx.now();
-        let (flow, iface, port) = (self.flow, self.iface, self.local_port);
-        let Some(ep) = self.endpoint(ctx) else {
-            return;
-        };
-        let mut buf = ctx.buffer();
-        let touched = match ep.handle(now, (), packet.src, &packet.payload, &mut buf) {
-            Some(DatagramEvent::Respond { remote, len, .. }) => {
-                buf.truncate(len);
-                super::send_counted(ctx, (flow, iface, port), remote, buf);
-                None
-            }
-            Some(DatagramEvent::Delivered(h) | DatagramEvent::Accepted(h)) => {
-                ctx.give_back(buf);
-                Some(h)
-            }
-            None => {
-                ctx.give_back(buf);
-                None
-            }
-        };
+        let touched = self.host.on_packet(packet, ctx).map(Arrived::handle);
         // Without an address (interface down) the engine keeps what it would send.
-        if ctx.local_addr(iface).is_some() {
-            loop {
-                let mut buf = ctx.buffer();
-                let Some(t) = ep.poll_transmit(now, &mut buf) else {
-                    ctx.give_back(buf);
-                    break;
-                };
-                buf.truncate(t.len);
-                super::send_counted(ctx, (flow, iface, port), t.remote, buf);
-            }
+        if self.host.addressed(ctx) {
+            self.host.transmit(ctx, |_| {});
         }
         self.settle(touched);
     }
 
     fn on_timer(&mut self, ctx: &mut dyn NetCtx) {
-        if let Some(ep) = self.endpoint.as_mut() {
-            ep.handle_timeout(ctx.now());
-        }
+        self.host.on_timer(ctx.now());
         self.settle(None);
     }
 
     fn next_timer(&self) -> Option<Time> {
-        self.next_timer
+        self.host.next_timer()
     }
 
     fn sample(&self) -> AgentSample {

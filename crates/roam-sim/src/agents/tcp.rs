@@ -13,6 +13,7 @@ use roam_proto::tcp::{Connection, Event, TcpAcceptor, TcpConfig, MAX_ISN};
 use roam_wire::ConnId;
 
 use super::flow::{FlowAgents, FlowEnds};
+use super::host::Arrived;
 use super::pattern;
 use super::tcp_host::{ActiveHost, PassiveHost};
 use crate::agent::{Agent, AgentSample, FlowIdx, IfaceIdx, NetCtx, Packet, SockAddr};
@@ -22,7 +23,7 @@ use crate::scenario::TcpSetup;
 
 /// The [`Agent`] methods both TCP agents implement alike: timer expiries go to the agent's
 /// endpoint, link changes and corruption reports to its connection, then `after_call` reads,
-/// writes and flushes. Expects the fields `host: TcpHost<_>` and `iface: IfaceIdx` and a
+/// writes and flushes. Expects the fields `host: Host<(), _>` and `iface: IfaceIdx` and a
 /// method `after_call(&mut self, &mut dyn NetCtx)`.
 macro_rules! connection_events {
     () => {
@@ -231,7 +232,7 @@ impl Agent for TcpReceiverAgent {
     fn start(&mut self, _ctx: &mut dyn NetCtx) {}
 
     fn on_packet(&mut self, _iface: IfaceIdx, packet: &Packet, ctx: &mut dyn NetCtx) {
-        if self.host.on_packet(packet, ctx) {
+        if let Some(Arrived::Accepted { .. }) = self.host.on_packet(packet, ctx) {
             feed_link_info(self.host.conn_mut(), self.iface, ctx);
         }
         self.after_call(ctx);

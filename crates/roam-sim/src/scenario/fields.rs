@@ -239,3 +239,31 @@ impl Fields {
         Ok(())
     }
 }
+
+/// A flow's engine table (`[flow.<section>]`) as given, or an empty one when absent.
+pub(crate) fn engine_table(section: &str, table: Option<Value>) -> Result<Table, String> {
+    match table {
+        None => Ok(Table::new()),
+        Some(Value::Table(t)) => Ok(t),
+        Some(_) => Err(format!("{section}: expected a table")),
+    }
+}
+
+/// The engine configuration `T` an engine table (`[flow.<section>]`) gives. An error is
+/// attributed to the first field that fails on its own (`<section>.<field>: …`), else to the
+/// table (`<section>: …`).
+pub(crate) fn engine_config<T: serde::de::DeserializeOwned>(
+    section: &str,
+    table: &Table,
+) -> Result<T, String> {
+    T::deserialize(Value::Table(table.clone())).map_err(|e| {
+        for (k, v) in table {
+            let mut one = Table::new();
+            one.insert(k.clone(), v.clone());
+            if let Err(e1) = T::deserialize(Value::Table(one)) {
+                return format!("{section}.{k}: {}", wording::serde_message(&e1.to_string()));
+            }
+        }
+        format!("{section}: {}", wording::serde_message(&e.to_string()))
+    })
+}

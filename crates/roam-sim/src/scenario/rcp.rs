@@ -21,10 +21,9 @@
 use std::sync::Arc;
 
 use roam_proto::rcp::{RcpCc, RcpConfig};
-use serde::Deserialize;
 use toml::Value;
 
-use super::wording;
+use super::fields;
 
 use crate::agents::rcp::SleepPolicy;
 use crate::energy::PowerModel;
@@ -51,11 +50,7 @@ pub struct RcpSetup {
 pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup, String> {
     let cc = cc.unwrap_or_else(|| "newreno".to_string());
     let cc_kind: RcpCc = cc.parse().map_err(|e| format!("cc: {e}"))?;
-    let mut table = match table {
-        None => toml::Table::new(),
-        Some(Value::Table(t)) => t,
-        Some(_) => return Err("rcp: expected a table".into()),
-    };
+    let mut table = fields::engine_table("rcp", table)?;
     let flag = |t: &mut toml::Table, key: &str| -> Result<bool, String> {
         match t.remove(key) {
             None => Ok(false),
@@ -77,16 +72,7 @@ pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<RcpSetup
         Some(Value::Integer(x)) if (0..=100).contains(&x) => Some(x as f64),
         Some(_) => return Err("rcp.idle_w: expected watts in [0, 100]".into()),
     };
-    let config = RcpConfig::deserialize(Value::Table(table.clone())).map_err(|e| {
-        for (k, v) in &table {
-            let mut one = toml::Table::new();
-            one.insert(k.clone(), v.clone());
-            if let Err(e1) = RcpConfig::deserialize(Value::Table(one)) {
-                return format!("rcp.{k}: {}", wording::serde_message(&e1.to_string()));
-            }
-        }
-        format!("rcp: {}", wording::serde_message(&e.to_string()))
-    })?;
+    let config: RcpConfig = fields::engine_config("rcp", &table)?;
     config.validate().map_err(|e| format!("rcp.{e}"))?;
     if estimated_facts && !config.eln {
         return Err("rcp.facts: \"estimated\" feeds ELN; set eln = true".into());

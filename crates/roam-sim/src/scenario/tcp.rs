@@ -5,10 +5,9 @@ use std::sync::Arc;
 
 use roam_proto::cc::CcKind;
 use roam_proto::tcp::TcpConfig;
-use serde::Deserialize;
 use toml::Value;
 
-use super::wording;
+use super::fields;
 
 /// How to build the two endpoints of a TCP flow.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,22 +25,8 @@ pub struct TcpSetup {
 pub(crate) fn parse(cc: Option<String>, table: Option<Value>) -> Result<TcpSetup, String> {
     let cc = cc.unwrap_or_else(|| "newreno".to_string());
     let cc_kind: CcKind = cc.parse().map_err(|e| format!("cc: {e}"))?;
-    let table = match table {
-        None => toml::Table::new(),
-        Some(Value::Table(t)) => t,
-        Some(_) => return Err("tcp: expected a table".into()),
-    };
-    let config = TcpConfig::deserialize(Value::Table(table.clone())).map_err(|e| {
-        // Attribute the error to the first field that fails on its own.
-        for (k, v) in &table {
-            let mut one = toml::Table::new();
-            one.insert(k.clone(), v.clone());
-            if let Err(e1) = TcpConfig::deserialize(Value::Table(one)) {
-                return format!("tcp.{k}: {}", wording::serde_message(&e1.to_string()));
-            }
-        }
-        format!("tcp: {}", wording::serde_message(&e.to_string()))
-    })?;
+    let table = fields::engine_table("tcp", table)?;
+    let config: TcpConfig = fields::engine_config("tcp", &table)?;
     config.validate().map_err(|e| format!("tcp.{e}"))?;
     Ok(TcpSetup {
         cc,

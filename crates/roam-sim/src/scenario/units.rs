@@ -69,13 +69,22 @@ pub fn rate(v: &Value) -> Result<u64, String> {
         }
         other => number(other).ok_or_else(bad)?,
     };
-    if !bps.is_finite() || !(1.0..=1e15).contains(&bps) {
-        return Err(format!(
-            "expected a rate between 1 bit/s and 1 Pbit/s, got {}",
-            show(v)
-        ));
-    }
+    let bps = within(bps, 1.0..=1e15, "a rate between 1 bit/s and 1 Pbit/s", v)?;
     Ok(bps.round() as u64)
+}
+
+/// `x` (read from `v`) if it is finite and within `range`; else "expected `what`, got `v`".
+fn within(
+    x: f64,
+    range: std::ops::RangeInclusive<f64>,
+    what: &str,
+    v: &Value,
+) -> Result<f64, String> {
+    if x.is_finite() && range.contains(&x) {
+        Ok(x)
+    } else {
+        Err(format!("expected {what}, got {}", show(v)))
+    }
 }
 
 /// Parses a time span: `"20ms"`, `"1.5s"`, `"300us"`, `"2min"`, or a plain number of seconds.
@@ -98,12 +107,7 @@ pub fn duration(v: &Value) -> Result<Duration, String> {
         }
         other => number(other).ok_or_else(bad)?,
     };
-    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
-        return Err(format!(
-            "expected a time between 0 and 10^7 s, got {}",
-            show(v)
-        ));
-    }
+    let secs = within(secs, 0.0..=1e7, "a time between 0 and 10^7 s", v)?;
     Ok(Duration::from_nanos((secs * 1e9).round() as u64))
 }
 
@@ -136,12 +140,7 @@ pub fn size(v: &Value) -> Result<u64, String> {
         }
         other => number(other).ok_or_else(bad)?,
     };
-    if !bytes.is_finite() || !(0.0..=1e15).contains(&bytes) {
-        return Err(format!(
-            "expected a size between 0 and 10^15 bytes, got {}",
-            show(v)
-        ));
-    }
+    let bytes = within(bytes, 0.0..=1e15, "a size between 0 and 10^15 bytes", v)?;
     Ok(bytes.round() as u64)
 }
 

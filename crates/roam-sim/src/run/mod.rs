@@ -469,7 +469,6 @@ impl Completion {
 }
 
 #[cfg(test)]
-#[path = "run_wireless_tests.rs"]
 mod wireless_tests;
 
 #[cfg(test)]
